@@ -1,0 +1,17 @@
+"""graphleaks: measure what graph machine learning models leak.
+
+The main entry points:
+
+* :func:`graphleaks.audit.train_target` trains a (defended) target on a graph;
+* :func:`graphleaks.audit.run_audit` runs attacks and returns an :class:`AuditReport`;
+* :func:`graphleaks.models.save_bundle` / :func:`graphleaks.models.load_bundle` store targets.
+"""
+
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("graphleaks")
+except _metadata.PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,372 @@
+"""The Attack interface, threat models, the adversary's view of a target, and results.
+
+Scores always mean "higher = more likely positive" (member, edge, attribute value). An attack
+never sees the ground truth: the harness builds a :class:`Challenge` whose truth is attached
+to the result only after scoring. Metrics are computed from results in
+:mod:`graphleaks.metrics`, never here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+from torch_geometric.utils import subgraph
+
+from graphleaks._registry import Registry
+from graphleaks._validation import replace_config, validate
+from graphleaks.errors import CapabilityError, InvalidConfigError
+from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
+from graphleaks.seeding import Rngs
+
+
+class Task(str, Enum):
+    """What an attack infers."""
+
+    MEMBERSHIP = "membership"
+    LINK = "link"
+    ATTRIBUTE = "attribute"
+    RECONSTRUCTION = "reconstruction"
+
+
+class Output(str, Enum):
+    """What a target exposes to an adversary."""
+
+    LABELS = "labels"
+    POSTERIORS = "posteriors"
+    LOGITS = "logits"
+    EMBEDDINGS = "embeddings"
+    PARAMETERS = "parameters"
+    FEATURE_QUERIES = "feature_queries"
+    RELEASED_EMBEDDINGS = "released_embeddings"
+
+
+ALL_OUTPUTS = frozenset(Output)
+
+
+@dataclass(frozen=True)
+class ThreatModel:
+    """The adversary's access and knowledge.
+
+    Attributes:
+        access: ``blackbox``, ``graybox`` or ``whitebox``.
+        outputs: What the adversary may read from the target.
+        graph_knowledge: ``none``, ``partial`` or ``full`` knowledge of the edges.
+        feature_knowledge: Whether the adversary knows the query nodes' features.
+        label_knowledge: Whether the adversary knows the query nodes' true labels.
+        shadow_data: ``none``, ``same_distribution`` or ``disjoint_subgraph`` (auxiliary
+            nodes disjoint from everything the target used).
+        architecture_knowledge: Whether the adversary knows the target's architecture and
+            training hyperparameters (needed to train shadow models).
+        query_budget: Maximum number of queries, or None for unlimited.
+    """
+
+    access: str = "blackbox"
+    outputs: frozenset[Output] = frozenset({Output.POSTERIORS})
+    graph_knowledge: str = "none"
+    feature_knowledge: bool = True
+    label_knowledge: bool = False
+    shadow_data: str = "none"
+    architecture_knowledge: bool = False
+    query_budget: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        d = dataclasses.asdict(self)
+        d["outputs"] = sorted(o.value for o in self.outputs)
+        return d
+
+    def describe(self) -> str:
+        """One line for reports and ``graphleaks list attacks``."""
+        parts = [self.access, "outputs=" + ",".join(sorted(o.value for o in self.outputs))]
+        if self.label_knowledge:
+            parts.append("knows query labels")
+        if self.graph_knowledge != "none":
+            parts.append(f"graph={self.graph_knowledge}")
+        if self.shadow_data != "none":
+            parts.append(f"shadow={self.shadow_data}")
+        if self.architecture_knowledge:
+            parts.append("knows architecture")
+        return "; ".join(parts)
+
+
+class TargetView:
+    """What an attack may touch of a :class:`TrainedTarget`, as its threat model allows.
+
+    Every accessor raises :class:`CapabilityError` when the threat model does not grant it.
+
+    Args:
+        target: The trained target.
+        threat_model: The attack's threat model.
+        exposed: What the deployment exposes at all (a bundle may expose only labels).
+        view: The graph view queries are evaluated in (see :class:`TrainedTarget`).
+        attack: Name used in error messages.
+    """
+
+    def __init__(
+        self,
+        target: TrainedTarget,
+        threat_model: ThreatModel,
+        *,
+        exposed: frozenset[Output] = ALL_OUTPUTS,
+        view: str = "target",
+        attack: str = "attack",
+    ) -> None:
+        if view not in GRAPH_VIEWS:
+            raise InvalidConfigError(
+                f"unknown query graph {view!r}; choose one of: {', '.join(GRAPH_VIEWS)}"
+            )
+        self._target = target
+        self.threat_model = threat_model
+        self.outputs = frozenset(threat_model.outputs) & frozenset(exposed)
+        self.view = view
+        self._attack = attack
+
+    def require(self, *outputs: Output) -> None:
+        """Raise :class:`CapabilityError` unless every output is granted."""
+        missing = [o for o in outputs if o not in self.outputs]
+        if missing:
+            granted = ", ".join(sorted(o.value.upper() for o in self.outputs)) or "nothing"
+            raise CapabilityError(
+                f"{self._attack} requires {', '.join(o.value.upper() for o in missing)}; the "
+                f"threat model and bundle allow {{{granted}}}"
+            )
+
+    def _knowledge(self, flag: bool, what: str) -> None:
+        if not flag:
+            raise CapabilityError(f"{self._attack} requires knowledge of {what}, which its "
+                                  "threat model does not grant")
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes of the target's graph (public: node ids are the query interface)."""
+        return int(self._target.graph.num_nodes)
+
+    @property
+    def num_classes(self) -> int:
+        """Number of output classes (visible in any posterior vector)."""
+        return self._target.num_classes
+
+    def posteriors(self, nodes: np.ndarray) -> torch.Tensor:
+        """Posterior vectors of ``nodes`` in the query graph."""
+        self.require(Output.POSTERIORS)
+        return self._target.posteriors(nodes, view=self.view)
+
+    def logits(self, nodes: np.ndarray) -> torch.Tensor:
+        """Logits of ``nodes`` in the query graph."""
+        self.require(Output.LOGITS)
+        return self._target.logits(nodes, view=self.view)
+
+    def predicted_labels(self, nodes: np.ndarray) -> torch.Tensor:
+        """Hard labels of ``nodes`` (the weakest black-box output)."""
+        if not self.outputs & {Output.LABELS, Output.POSTERIORS, Output.LOGITS}:
+            self.require(Output.LABELS)
+        return self._target.logits(nodes, view=self.view).argmax(1)
+
+    def embeddings(self, nodes: np.ndarray, *, layer: int = 0) -> torch.Tensor:
+        """Intermediate embeddings (white box)."""
+        self.require(Output.EMBEDDINGS)
+        return self._target.embeddings(nodes, view=self.view, layer=layer)
+
+    def query(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Logits for arbitrary features on an arbitrary graph (an inference API)."""
+        self.require(Output.FEATURE_QUERIES)
+        return self._target.query(x, edge_index)[-1]
+
+    def parameters(self) -> torch.nn.Module:
+        """The model itself (white box)."""
+        self.require(Output.PARAMETERS)
+        return self._target.model
+
+    def true_labels(self, nodes: np.ndarray) -> torch.Tensor:
+        """True labels of the query nodes, if the adversary knows them."""
+        self._knowledge(self.threat_model.label_knowledge, "the query nodes' labels")
+        return self._target.graph.y[torch.as_tensor(nodes, dtype=torch.long)]
+
+    def features(self, nodes: np.ndarray | None = None) -> torch.Tensor:
+        """Node features, if the adversary knows them."""
+        self._knowledge(self.threat_model.feature_knowledge, "node features")
+        x = self._target.served_features()
+        return x if nodes is None else x[torch.as_tensor(nodes, dtype=torch.long)]
+
+    def query_edges(self) -> torch.Tensor:
+        """Edges of the query graph, if the adversary knows the graph."""
+        self._knowledge(self.threat_model.graph_knowledge == "full", "the full graph")
+        return self._target.edges(self.view)
+
+    def architecture(self) -> ArchitectureSpec:
+        """The target's architecture and training hyperparameters."""
+        self._knowledge(self.threat_model.architecture_knowledge, "the target's architecture")
+        return self._target.spec
+
+    def population(self) -> tuple[Data, np.ndarray]:
+        """The adversary's auxiliary graph: nodes disjoint from all the target used.
+
+        Returns:
+            The subgraph induced by the auxiliary nodes (relabelled ``0..m-1``, with features
+            and labels) and the original ids of its nodes.
+        """
+        self._knowledge(self.threat_model.shadow_data != "none", "auxiliary (shadow) data")
+        aux = np.asarray(self._target.split.aux)
+        g = self._target.graph
+        idx = torch.as_tensor(aux, dtype=torch.long)
+        ei, _ = subgraph(idx, g.edge_index, relabel_nodes=True, num_nodes=g.num_nodes)
+        return Data(x=g.x[idx], edge_index=ei, y=g.y[idx], num_nodes=len(aux)), aux
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """What must be scored. The truth stays with the harness.
+
+    Attributes:
+        task: The inference task.
+        candidates: Node ids (``[n]``) or node pairs (``[n, 2]``) to score.
+        hints: Side knowledge the threat model grants, e.g. a few known members.
+    """
+
+    task: Task
+    candidates: np.ndarray
+    _truth: np.ndarray = field(repr=False)
+    hints: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AttackScores:
+    """What ``_score`` returns.
+
+    Attributes:
+        values: One score per candidate (or ``repeat`` per candidate, contiguous).
+        threshold: The attack's own decision threshold, chosen without the evaluation labels.
+        repeat: Scores per candidate (only the original code's bug reproductions use > 1).
+        notes: Caveats to show in the report.
+    """
+
+    values: np.ndarray
+    threshold: float | None = None
+    repeat: int = 1
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """The scores of one attack run, with the truth attached by the harness. Data only.
+
+    Attributes:
+        attack: Registry name.
+        task: The inference task.
+        scores: One float per scored item; higher = more likely positive.
+        labels: The truth for each score (0/1 for binary tasks).
+        candidates: What was scored.
+        threshold: The attack's decision threshold, if it chose one without the labels.
+        threat_model: The threat model it ran under.
+        config: Its configuration.
+        seed: The seed it ran with.
+        runtime_s: Wall time of scoring.
+        query_graph: The graph view queries were evaluated in.
+        compat_flags: Names of compatibility flags that were on.
+        notes: Caveats.
+    """
+
+    attack: str
+    task: Task
+    scores: np.ndarray
+    labels: np.ndarray
+    candidates: np.ndarray
+    threshold: float | None
+    threat_model: ThreatModel
+    config: dict[str, Any]
+    seed: int
+    runtime_s: float
+    query_graph: str = "target"
+    compat_flags: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+registry: Registry[type[Attack]] = Registry("attack")
+
+
+@dataclasses.dataclass(frozen=True)
+class EmptyConfig:
+    """An attack without parameters."""
+
+
+class Attack(ABC):
+    """Base class of every attack: a subclass implements ``_score`` only.
+
+    Attributes:
+        name: Registry name (equals the module stem).
+        task: What it infers.
+        requires: Outputs it reads; checked before it runs.
+        threat_model: The threat model it is designed for.
+        Config: Frozen dataclass of parameters, constraints in field metadata.
+    """
+
+    name: ClassVar[str]
+    task: ClassVar[Task]
+    requires: ClassVar[frozenset[Output]] = frozenset()
+    threat_model: ClassVar[ThreatModel] = ThreatModel()
+    Config: ClassVar[type[Any]] = EmptyConfig
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            registry.register(cls.name, cls)
+
+    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else self.Config()
+        if overrides:
+            self.config = replace_config(self.config, overrides, type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config!r})"
+
+    def compat_flags(self) -> tuple[str, ...]:
+        """Names of the config's ``compat_*`` flags that are on."""
+        return tuple(
+            f.name for f in dataclasses.fields(self.config)
+            if f.name.startswith("compat_") and getattr(self.config, f.name)
+        )
+
+    def run(self, target: TargetView, challenge: Challenge, *, seed: int) -> AttackResult:
+        """Validate, check capabilities, score the candidates, attach the truth.
+
+        Raises:
+            InvalidConfigError: If the config is invalid.
+            CapabilityError: If the view does not grant what the attack requires.
+        """
+        validate(self.config, type(self).__name__)
+        if challenge.task != self.task:
+            raise InvalidConfigError(f"{self.name} solves {self.task.value}, not "
+                                     f"{challenge.task.value}")
+        target.require(*sorted(self.requires, key=lambda o: o.value))
+        start = time.perf_counter()
+        out = self._score(target, challenge, Rngs.from_seed(seed, self.name))
+        runtime = time.perf_counter() - start
+        if not isinstance(out, AttackScores):
+            out = AttackScores(np.asarray(out))
+        scores = np.asarray(out.values, dtype=np.float64).reshape(-1)
+        n = len(challenge.candidates)
+        if scores.shape[0] != n * out.repeat:
+            raise RuntimeError(f"{self.name} returned {scores.shape[0]} scores for {n} candidates")
+        if not np.all(np.isfinite(scores)):
+            raise RuntimeError(f"{self.name} returned non-finite scores")
+        labels = np.repeat(np.asarray(challenge._truth), out.repeat)
+        return AttackResult(
+            attack=self.name, task=self.task, scores=scores, labels=labels,
+            candidates=np.asarray(challenge.candidates), threshold=out.threshold,
+            threat_model=target.threat_model, config=dataclasses.asdict(self.config),
+            seed=seed, runtime_s=runtime, query_graph=target.view,
+            compat_flags=self.compat_flags(), notes=out.notes,
+        )
+
+    @abstractmethod
+    def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
+        """Score ``challenge.candidates``; higher = more likely positive."""

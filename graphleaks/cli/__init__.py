@@ -1,0 +1,53 @@
+"""The ``graphleaks`` command line: a thin shell over the library.
+
+Exit codes: 0 success; 1 runtime error; 2 usage error or bad input; 3 a privacy threshold
+was crossed (``graphleaks check``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from graphleaks.cli import audit as _audit
+from graphleaks.cli import listing as _listing
+from graphleaks.cli import train as _train
+from graphleaks.errors import GraphleaksError
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_THRESHOLD = 0, 1, 2, 3
+
+app = typer.Typer(
+    name="graphleaks",
+    help="Measure what graph ML models leak. Exit codes: 0 ok, 1 runtime error, "
+         "2 usage error or bad input, 3 privacy threshold crossed.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("train")(_train.train)
+app.command("audit")(_audit.audit)
+app.command("list")(_listing.list_cmd)
+
+
+def main() -> None:
+    """Console entry point: one-line errors, documented exit codes."""
+    try:
+        app(standalone_mode=False)
+    except GraphleaksError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the CLI turns any other failure into exit 1
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
+            exc.show()  # a usage error from the argument parser
+            sys.exit(exc.exit_code)
+        logging.getLogger("graphleaks").debug("internal error", exc_info=True)
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details)",
+                   err=True)
+        sys.exit(EXIT_RUNTIME)

@@ -1,0 +1,65 @@
+"""Options and helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from torch_geometric.data import Data
+
+from graphleaks.errors import InvalidConfigError
+
+DataRoot = Annotated[Path | None, typer.Option(
+    "--data-root", envvar="GRAPHLEAKS_DATA",
+    help="Folder laid out like shared/datasets (needed for all datasets but Cora).")]
+Seed = Annotated[int, typer.Option("--seed", help="Root seed of every random choice.")]
+Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Log progress to stderr.")]
+
+
+def setup_logging(verbose: bool) -> None:
+    """Progress and debug messages go to stderr; stdout carries results only."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(message)s", force=True)
+
+
+def load_graph(
+    dataset: str | None, data_root: Path | None, edges: Path | None, features: Path | None,
+    labels: Path | None,
+) -> tuple[Data, dict[str, Any]]:
+    """The graph named on the command line, and the record of how to reload it."""
+    from graphleaks.data import load_dataset, load_graph_files
+
+    if edges is not None or features is not None:
+        if edges is None or features is None:
+            raise InvalidConfigError("--edges and --features must be given together")
+        graph = load_graph_files(edges, features=features, labels=labels)
+        spec = {"name": "files", "edges": str(edges.resolve()),
+                "features": str(features.resolve()),
+                "labels": str(labels.resolve()) if labels else None}
+        return graph, spec
+    name = dataset or "cora"
+    return load_dataset(name, data_root=data_root), {"name": name}
+
+
+def parse_params(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """Parse ``NAME.FIELD=VALUE`` options into ``{NAME: {FIELD: value}}``.
+
+    Values are read as JSON when possible (``true``, ``3``, ``0.5``), else kept as strings.
+    """
+    import json
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        key, sep, raw = item.partition("=")
+        owner, dot, fld = key.partition(".")
+        if not sep or not dot or not owner or not fld:
+            raise InvalidConfigError(f"--param {item!r} must look like NAME.FIELD=VALUE")
+        try:
+            value: Any = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out.setdefault(owner.strip(), {})[fld.strip()] = value
+    return out

@@ -1,0 +1,143 @@
+"""The Defense interface: a defense trains a target and states its privacy claim.
+
+A concrete subclass sets ``name``, ``privacy_unit`` and a frozen ``Config`` dataclass, and
+implements ``_fit``. Defining the class registers it (``graphleaks list defenses``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from torch_geometric.data import Data
+
+from graphleaks._registry import Registry
+from graphleaks._validation import replace_config, validate
+from graphleaks.data.graph import check_graph, num_classes
+from graphleaks.data.splits import MembershipSplit
+from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.models.gnn import GNN, ArchitectureSpec
+from graphleaks.models.target import TrainedTarget
+from graphleaks.privacy.ledger import PrivacyUnit
+
+registry: Registry[type[Defense]] = Registry("defense")
+
+
+@dataclasses.dataclass(frozen=True)
+class EmptyConfig:
+    """A defense without parameters."""
+
+
+class Defense(ABC):
+    """Trains a target model under a privacy mechanism.
+
+    Attributes:
+        name: Registry name.
+        privacy_unit: The neighbouring relation its guarantee is stated for.
+        Config: Frozen dataclass of parameters.
+    """
+
+    name: ClassVar[str]
+    privacy_unit: ClassVar[PrivacyUnit]
+    Config: ClassVar[type[Any]] = EmptyConfig
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            registry.register(cls.name, cls)
+
+    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
+        self.config = config if config is not None else self.Config()
+        if overrides:
+            self.config = replace_config(self.config, overrides, type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.config!r})"
+
+    def fit(
+        self, graph: Data, split: MembershipSplit, *, model: ArchitectureSpec, seed: int,
+        dataset: dict[str, Any] | None = None, device: str = "cpu",
+    ) -> TrainedTarget:
+        """Train a target on ``graph`` with ``split`` and return it with its ledger.
+
+        Args:
+            graph: The graph (validated here).
+            split: Who trains the target.
+            model: Architecture and training hyperparameters.
+            seed: Seed of every random choice.
+            dataset: How to reload the graph later (stored in the bundle).
+            device: Torch device to train on; the returned target lives on the CPU.
+
+        Raises:
+            InvalidConfigError: If the defense or architecture config is invalid.
+            DataError: If the graph is malformed or does not match the split.
+        """
+        validate(self.config, type(self).__name__)
+        validate(model)
+        graph = check_graph(graph)
+        if split.num_nodes != graph.num_nodes:
+            raise DataError(f"split was drawn for {split.num_nodes} nodes but the graph has "
+                            f"{graph.num_nodes}")
+        num_classes(graph)
+        target = self._fit(graph.to(resolve_device(device)), split, model, seed)
+        target.model.cpu()
+        target.graph = graph
+        if target.released_edges is not None:
+            target.released_edges = target.released_edges.cpu()
+        if target.features is not None:
+            target.features = target.features.cpu()
+        target.clear_cache()
+        target.dataset = dict(dataset or {})
+        target.defense = self.name
+        target.defense_config = dataclasses.asdict(self.config)
+        target.utility = utility(target)
+        return target
+
+    @abstractmethod
+    def _fit(
+        self, graph: Data, split: MembershipSplit, spec: ArchitectureSpec, seed: int
+    ) -> TrainedTarget:
+        """Train the target (config and graph already validated)."""
+
+    @classmethod
+    def build_model(
+        cls, in_dim: int, out_dim: int, spec: ArchitectureSpec, config: dict[str, Any]
+    ) -> nn.Module:
+        """An untrained module of the right shape, used to load saved weights."""
+        return GNN(in_dim, out_dim, spec)
+
+
+def resolve_device(device: str) -> torch.device:
+    """Parse a device name, refusing one torch cannot use here.
+
+    Raises:
+        InvalidConfigError: For an unknown device or CUDA without a visible GPU.
+    """
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise InvalidConfigError(f"unknown device {device!r}; use cpu or cuda[:N]") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidConfigError(f"device {device!r} requested but torch sees no CUDA GPU; "
+                                 "use --device cpu")
+    return dev
+
+
+def utility(target: TrainedTarget) -> dict[str, float]:
+    """Accuracy and micro/macro-F1 of the target on its train, val and test nodes."""
+    from graphleaks.metrics.multiclass import accuracy, f1_macro, f1_micro
+
+    y = target.graph.y.numpy()
+    pred = target.logits(view="target").argmax(1).numpy()
+    out: dict[str, float] = {}
+    for part in ("train", "val", "test"):
+        nodes = getattr(target.split, part)
+        if len(nodes) == 0:
+            continue
+        out[f"{part}_accuracy"] = accuracy(y[nodes], pred[nodes])
+        out[f"{part}_f1_micro"] = f1_micro(y[nodes], pred[nodes])
+        out[f"{part}_f1_macro"] = f1_macro(y[nodes], pred[nodes])
+    return out

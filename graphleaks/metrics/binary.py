@@ -1,0 +1,749 @@
+"""Metrics of binary attack scores: membership, link and other yes/no inference tasks.
+
+Every function takes ``scores`` (1-D floats, higher = more likely positive) and ``labels``
+(1-D, 0/1, 1 = positive, e.g. member or edge) and predicts *positive* when
+``score >= threshold``. ROC quantities are computed exactly from the sorted scores; tied scores
+move together, so ties count half in the AUC.
+
+Metrics that choose their threshold with the labels (:func:`max_advantage`,
+:func:`best_balanced_accuracy`, the ``tpr_at_fpr`` points) are *oracle* values: an attacker
+would have to pick the threshold without the labels, e.g. on shadow data. Report them as upper
+bounds of what a fixed-threshold attack achieves, next to the threshold-free AUC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.metrics.bootstrap import (
+    _binary_counts,
+    _check_bootstrap_args,
+    percentile_interval,
+)
+
+__all__ = [
+    "BinaryMetrics",
+    "Estimate",
+    "ThresholdEstimates",
+    "ThresholdMetrics",
+    "advantage_from_accuracy",
+    "auc",
+    "average_precision",
+    "best_balanced_accuracy",
+    "binary_metrics",
+    "duddu_onehot_confidence_accuracy",
+    "max_advantage",
+    "roc_curve",
+    "threshold_metrics",
+    "tpr_at_fpr",
+]
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_binary(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, owner: str
+) -> tuple[FloatArray, BoolArray]:
+    """Validate scores and 0/1 labels and return them as float64 and bool arrays.
+
+    Args:
+        scores: 1-D finite scores.
+        labels: 1-D labels with values in {0, 1} (bools allowed).
+        owner: Name of the calling function, used in error messages.
+
+    Returns:
+        ``(scores, labels)`` as a float64 array and a boolean array (True = positive).
+
+    Raises:
+        DataError: On wrong shapes, non-finite scores, labels outside {0, 1}, or a missing class.
+    """
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+        y_raw = np.asarray(labels)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{owner} needs numeric scores and 0/1 labels: {exc}") from exc
+    if s.ndim != 1 or y_raw.ndim != 1:
+        raise DataError(
+            f"{owner} needs 1-D scores and labels; got shapes {s.shape} and {y_raw.shape}."
+        )
+    if s.shape != y_raw.shape:
+        raise DataError(
+            f"{owner} needs as many labels as scores; got {s.size} scores and {y_raw.size} labels."
+        )
+    if not np.all(np.isfinite(s)):
+        raise DataError(f"{owner} needs finite scores; got {int((~np.isfinite(s)).sum())} NaN/inf.")
+    if y_raw.dtype == np.bool_:
+        y = y_raw
+    else:
+        try:
+            y_num = y_raw.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{owner} needs 0/1 labels; got dtype {y_raw.dtype}.") from exc
+        if not np.all((y_num == 0.0) | (y_num == 1.0)):
+            bad = np.unique(y_raw[(y_num != 0.0) & (y_num != 1.0)])[:5].tolist()
+            raise DataError(f"{owner} needs 0/1 labels; got other values such as {bad}.")
+        y = y_num == 1.0
+    n_pos = int(y.sum())
+    if n_pos == 0 or n_pos == y.size:
+        present = "1" if n_pos else "0"
+        raise DataError(
+            f"{owner} needs both positive and negative labels; got only {present}s (n={y.size})."
+        )
+    return s, y
+
+
+def _check_fpr(fpr: float, owner: str) -> float:
+    """Validate a false-positive-rate target in [0, 1]."""
+    if isinstance(fpr, bool) or not isinstance(fpr, (int, float, np.integer, np.floating)):
+        raise InvalidConfigError(
+            f"The 'fpr' parameter of {owner} must be a float in [0, 1]. Got {fpr!r} instead."
+        )
+    if not 0.0 <= float(fpr) <= 1.0:
+        raise InvalidConfigError(
+            f"The 'fpr' parameter of {owner} must be a float in [0, 1]. Got {fpr!r} instead."
+        )
+    return float(fpr)
+
+
+# --------------------------------------------------------------------------- ROC core
+
+
+@dataclass(frozen=True)
+class _RocCounts:
+    """Exact ROC points of several weightings (bootstrap replicates) of one data set.
+
+    Row ``r`` weights each positive/negative by ``w_pos[r]``/``w_neg[r]`` (1 for the data
+    itself, draw counts for a bootstrap replicate). Column ``g`` is the threshold
+    ``thresholds[g]`` (descending; column 0 is ``+inf``, i.e. nothing predicted positive), and
+    ``tp[r, g]``/``fp[r, g]`` are the weighted counts of positives/negatives with
+    ``score >= thresholds[g]``; ``tpr``/``fpr`` are the same divided by the row totals
+    ``n_pos``/``n_neg``.
+    """
+
+    thresholds: FloatArray
+    tp: FloatArray
+    fp: FloatArray
+    tpr: FloatArray
+    fpr: FloatArray
+    n_pos: FloatArray
+    n_neg: FloatArray
+
+    @classmethod
+    def build(
+        cls,
+        pos_scores: FloatArray,
+        neg_scores: FloatArray,
+        w_pos: npt.NDArray[Any],
+        w_neg: npt.NDArray[Any],
+    ) -> _RocCounts:
+        """Sort once and accumulate the weights of every row.
+
+        Args:
+            pos_scores: Scores of the positives, shape ``[n_pos]``.
+            neg_scores: Scores of the negatives, shape ``[n_neg]``.
+            w_pos: Weights of the positives, shape ``[R, n_pos]``.
+            w_neg: Weights of the negatives, shape ``[R, n_neg]``.
+
+        Returns:
+            The ROC counts, one row per weighting.
+        """
+        uniq = np.unique(np.concatenate([pos_scores, neg_scores]))[::-1]
+        thresholds = np.concatenate([[np.inf], uniq])
+
+        def cumulative(scores: FloatArray, weights: npt.NDArray[Any]) -> FloatArray:
+            order = np.argsort(-scores, kind="stable")
+            asc = scores[order][::-1]
+            # number of examples with score >= t, for every threshold t
+            k = scores.size - np.searchsorted(asc, thresholds, side="left")
+            cum = np.zeros((weights.shape[0], scores.size + 1), dtype=np.float64)
+            np.cumsum(weights[:, order], axis=1, out=cum[:, 1:])
+            return cum[:, k]
+
+        tp = cumulative(pos_scores, w_pos)
+        fp = cumulative(neg_scores, w_neg)
+        n_pos, n_neg = tp[:, -1].copy(), fp[:, -1].copy()
+        return cls(thresholds, tp, fp, tp / n_pos[:, None], fp / n_neg[:, None], n_pos, n_neg)
+
+    @classmethod
+    def single(cls, scores: FloatArray, labels: BoolArray) -> _RocCounts:
+        """ROC counts of the unweighted data (one row)."""
+        n_pos = int(labels.sum())
+        return cls.build(
+            scores[labels], scores[~labels], np.ones((1, n_pos)), np.ones((1, labels.size - n_pos))
+        )
+
+    def auc(self) -> FloatArray:
+        """Trapezoidal ROC AUC per row (exact; ties count half)."""
+        tpr, fpr = self.tpr, self.fpr
+        area = np.sum(np.diff(fpr, axis=1) * (tpr[:, 1:] + tpr[:, :-1]), axis=1) / 2.0
+        return np.asarray(area, dtype=np.float64)
+
+    def average_precision(self) -> FloatArray:
+        """Average precision per row: sum of recall increments times precision."""
+        predicted = self.tp + self.fp
+        precision = np.divide(self.tp, predicted, out=np.zeros_like(self.tp), where=predicted > 0)
+        ap = np.sum(np.diff(self.tpr, axis=1) * precision[:, 1:], axis=1)
+        return np.asarray(ap, dtype=np.float64)
+
+    def max_advantage(self) -> FloatArray:
+        """Maximum of TPR - FPR over thresholds per row (>= 0, from the empty threshold)."""
+        return np.asarray(np.max(self.tpr - self.fpr, axis=1), dtype=np.float64)
+
+    def tpr_at(self, fpr: float) -> FloatArray:
+        """Largest TPR among thresholds with FPR <= ``fpr``, per row."""
+        # TPR and FPR are non-decreasing along the columns, so the feasible set is a prefix.
+        last = np.sum(self.fpr <= fpr, axis=1) - 1
+        return np.asarray(self.tpr[np.arange(self.tp.shape[0]), last], dtype=np.float64)
+
+
+def _rates_at_counts(
+    tp: FloatArray, fp: FloatArray, n_pos: FloatArray, n_neg: FloatArray
+) -> dict[str, FloatArray]:
+    """Fixed-threshold metrics from (weighted) confusion counts, elementwise."""
+    fn = n_pos - tp
+    tn = n_neg - fp
+    recall = tp / n_pos
+    fpr = fp / n_neg
+    accuracy = (tp + tn) / (n_pos + n_neg)
+    precision = np.divide(tp, tp + fp, out=np.zeros_like(tp), where=(tp + fp) > 0)
+    f1_den = 2.0 * tp + fp + fn
+    f1 = np.divide(2.0 * tp, f1_den, out=np.zeros_like(tp), where=f1_den > 0)
+    return {
+        "accuracy": accuracy,
+        "balanced_accuracy": 0.5 * (recall + 1.0 - fpr),
+        "precision": precision,
+        "recall": recall,
+        "fpr": fpr,
+        "f1": f1,
+        "advantage": recall - fpr,
+    }
+
+
+# --------------------------------------------------------------------------- point metrics
+
+
+def roc_curve(
+    scores: npt.ArrayLike, labels: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """ROC curve with every threshold kept (sklearn's ``roc_curve(drop_intermediate=False)``).
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+
+    Returns:
+        ``(fpr, tpr, thresholds)``; thresholds are decreasing and the first is ``inf``
+        (nothing predicted positive), so the curve starts at (0, 0) and ends at (1, 1).
+
+    Raises:
+        DataError: If the inputs are malformed or a class is missing.
+
+    Example:
+        >>> fpr, tpr, thr = roc_curve([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
+        >>> tpr.tolist()
+        [0.0, 0.5, 0.5, 1.0, 1.0]
+    """
+    from sklearn.metrics import roc_curve as _sk_roc_curve
+
+    s, y = _check_binary(scores, labels, "roc_curve")
+    fpr, tpr, thr = _sk_roc_curve(y.astype(np.int64), s, drop_intermediate=False)
+    return (
+        np.asarray(fpr, dtype=np.float64),
+        np.asarray(tpr, dtype=np.float64),
+        np.asarray(thr, dtype=np.float64),
+    )
+
+
+def auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Area under the ROC curve; tied scores count half.
+
+    Equals the probability that a random positive scores higher than a random negative
+    (Mann-Whitney U / (n_pos * n_neg)).
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+
+    Returns:
+        The AUC in [0, 1]; 0.5 is chance.
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> auc([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
+        0.75
+    """
+    s, y = _check_binary(scores, labels, "auc")
+    return float(_RocCounts.single(s, y).auc()[0])
+
+
+def average_precision(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Average precision: sum over thresholds of (recall increment) x precision.
+
+    Same definition as ``sklearn.metrics.average_precision_score`` (no interpolation). Its
+    chance level is the positive fraction, not 0.5.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+
+    Returns:
+        The average precision in [0, 1].
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> round(average_precision([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0]), 4)
+        0.8333
+    """
+    s, y = _check_binary(scores, labels, "average_precision")
+    return float(_RocCounts.single(s, y).average_precision()[0])
+
+
+def tpr_at_fpr(scores: npt.ArrayLike, labels: npt.ArrayLike, fpr: float) -> float:
+    """Largest true-positive rate reachable by a score threshold with FPR <= ``fpr``.
+
+    Only real thresholds are considered (no interpolation between ROC points, which would
+    overstate the attack). If ``fpr`` is below ``1 / n_neg`` the only feasible points have
+    FPR = 0, i.e. thresholds above the highest negative score. The threshold is chosen with the
+    labels, so this is an oracle value at the given FPR.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        fpr: Target false-positive rate in [0, 1].
+
+    Returns:
+        The TPR in [0, 1].
+
+    Raises:
+        InvalidConfigError: If ``fpr`` is not in [0, 1].
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> tpr_at_fpr([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], 0.0)
+        0.5
+        >>> tpr_at_fpr([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], 0.5)
+        1.0
+    """
+    target = _check_fpr(fpr, "tpr_at_fpr")
+    s, y = _check_binary(scores, labels, "tpr_at_fpr")
+    return float(_RocCounts.single(s, y).tpr_at(target)[0])
+
+
+def max_advantage(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Maximum membership advantage ``max_t TPR(t) - FPR(t)`` (Yeom et al. 2018; He et al.).
+
+    The threshold is chosen with the labels, so this is an **oracle** advantage: an upper bound
+    of what an attacker with a fixed, label-free threshold achieves. It equals
+    ``2 * (best_balanced_accuracy - 0.5)`` and is at least 0 (the empty threshold).
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+
+    Returns:
+        The advantage in [0, 1].
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> max_advantage([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
+        0.5
+    """
+    s, y = _check_binary(scores, labels, "max_advantage")
+    return float(_RocCounts.single(s, y).max_advantage()[0])
+
+
+def advantage_from_accuracy(accuracy: float) -> float:
+    """Membership advantage from a balanced attack accuracy: ``2 * (accuracy - 0.5)``.
+
+    This is how Duddu et al. (GraphLeaks) turn an attack accuracy on a balanced evaluation set
+    into an advantage over random guessing.
+
+    Args:
+        accuracy: Attack accuracy in [0, 1], on a balanced set (or a balanced accuracy).
+
+    Returns:
+        The advantage in [-1, 1].
+
+    Raises:
+        InvalidConfigError: If ``accuracy`` is not in [0, 1].
+
+    Example:
+        >>> round(advantage_from_accuracy(0.7828), 4)
+        0.5656
+    """
+    if (
+        isinstance(accuracy, bool)
+        or not isinstance(accuracy, (int, float, np.integer, np.floating))
+        or not 0.0 <= float(accuracy) <= 1.0
+    ):
+        raise InvalidConfigError(
+            "The 'accuracy' parameter of advantage_from_accuracy must be a float in [0, 1]. "
+            f"Got {accuracy!r} instead."
+        )
+    return 2.0 * (float(accuracy) - 0.5)
+
+
+@dataclass(frozen=True)
+class ThresholdMetrics:
+    """Metrics of the fixed decision rule ``score >= threshold`` -> positive.
+
+    Attributes:
+        threshold: The decision threshold.
+        accuracy: (TP + TN) / n.
+        balanced_accuracy: (TPR + TNR) / 2.
+        precision: TP / (TP + FP); 0.0 when nothing is predicted positive.
+        recall: TP / n_pos (the TPR).
+        fpr: FP / n_neg.
+        f1: Harmonic mean of precision and recall; 0.0 when TP = 0.
+        advantage: TPR - FPR at this threshold.
+        advantage_paper: ``2 * (accuracy - 0.5)``, the Duddu et al. convention (equals
+            ``advantage`` only on balanced data).
+        n_pos: Number of positives.
+        n_neg: Number of negatives.
+    """
+
+    threshold: float
+    accuracy: float
+    balanced_accuracy: float
+    precision: float
+    recall: float
+    fpr: float
+    f1: float
+    advantage: float
+    advantage_paper: float
+    n_pos: int
+    n_neg: int
+
+    def to_dict(self) -> dict[str, float | int]:
+        """Return the fields as a JSON-safe dict."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def threshold_metrics(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, threshold: float
+) -> ThresholdMetrics:
+    """Confusion-matrix metrics of predicting positive when ``score >= threshold``.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        threshold: Decision threshold (e.g. chosen on shadow data).
+
+    Returns:
+        The :class:`ThresholdMetrics`. Precision is 0.0 when no example is predicted positive.
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> m = threshold_metrics([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], 0.7)
+        >>> m.accuracy, m.precision, m.recall, m.fpr
+        (0.75, 0.6666666666666666, 1.0, 0.5)
+    """
+    s, y = _check_binary(scores, labels, "threshold_metrics")
+    t = float(threshold)
+    hit = s >= t
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    rates = _rates_at_counts(
+        np.array([float(np.sum(hit & y))]),
+        np.array([float(np.sum(hit & ~y))]),
+        np.array([float(n_pos)]),
+        np.array([float(n_neg)]),
+    )
+    values = {k: float(v[0]) for k, v in rates.items()}
+    return ThresholdMetrics(
+        threshold=t,
+        advantage_paper=2.0 * (values["accuracy"] - 0.5),
+        n_pos=n_pos,
+        n_neg=n_neg,
+        **values,
+    )
+
+
+def best_balanced_accuracy(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tuple[float, float]:
+    """Best balanced accuracy over all score thresholds: an **oracle upper bound**.
+
+    This is the threshold search of Duddu et al.'s confidence attack (after Song et al.'s
+    ``inference_via_confidence``), computed correctly: for every score value ``t``,
+    ``0.5 * (TPR(t) + 1 - FPR(t))``, maximised and floored at 0.5. The threshold is picked on
+    the evaluation set with the labels, so the value upper-bounds any attacker that must fix the
+    threshold beforehand; select thresholds on shadow data for an honest estimate.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+
+    Returns:
+        ``(balanced_accuracy, threshold)``; among equally good thresholds the highest is
+        returned.
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> best_balanced_accuracy([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
+        (0.75, 0.9)
+    """
+    s, y = _check_binary(scores, labels, "best_balanced_accuracy")
+    roc = _RocCounts.single(s, y)
+    bal = 0.5 * (roc.tpr[0, 1:] + 1.0 - roc.fpr[0, 1:])
+    best = int(np.argmax(bal))
+    return max(float(bal[best]), 0.5), float(roc.thresholds[1 + best])
+
+
+def duddu_onehot_confidence_accuracy(
+    expanded_scores: npt.ArrayLike,
+    expanded_labels: npt.ArrayLike,
+    n_members: int,
+    n_nonmembers: int,
+) -> float:
+    """Reproduce GraphLeaks' **buggy** confidence-attack accuracy (compatibility only).
+
+    The original notebooks index the posterior with one-hot label vectors, so each node
+    contributes ``C`` "confidence" entries (p_0 repeated ``C - 1`` times and p_1 once, whatever
+    its class), while the rates are still divided by the number of nodes (``attacks.md`` §1.2,
+    bug P1-1). For each threshold ``d`` in the sorted union of entries this computes
+    ``TPR = #(member entries >= d) / n_members`` and ``FPR = #(nonmember entries >= d) /
+    n_nonmembers`` (both may exceed 1), ``acc = 0.5 * (TPR + 1 - FPR)``, and returns the maximum
+    floored at 0.5. The result is **not** a membership-inference accuracy and can exceed 1; use
+    it only to reproduce the published Duddu et al. numbers. Use
+    :func:`best_balanced_accuracy` on true-class confidences for the correct (oracle) value.
+
+    Args:
+        expanded_scores: The flattened ``n * C`` entries of members and non-members.
+        expanded_labels: 1 for entries that come from a member, 0 for a non-member.
+        n_members: Number of member nodes (the original TPR denominator).
+        n_nonmembers: Number of non-member nodes (the original FPR denominator).
+
+    Returns:
+        The maximum "accuracy" over thresholds, floored at 0.5.
+
+    Raises:
+        InvalidConfigError: If ``n_members`` or ``n_nonmembers`` is not a positive int.
+        DataError: If the inputs are malformed or a class is missing.
+
+    Example:
+        >>> duddu_onehot_confidence_accuracy(
+        ...     [0.9, 0.9, 0.8, 0.9, 0.1, 0.1, 0.9, 0.1], [1, 1, 1, 1, 0, 0, 0, 0], 2, 2)
+        1.25
+    """
+    for name, value in (("n_members", n_members), ("n_nonmembers", n_nonmembers)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise InvalidConfigError(
+                f"The '{name}' parameter of duddu_onehot_confidence_accuracy must be an int in "
+                f"[1, inf). Got {value!r} instead."
+            )
+    s, y = _check_binary(expanded_scores, expanded_labels, "duddu_onehot_confidence_accuracy")
+    member = np.sort(s[y])
+    nonmember = np.sort(s[~y])
+    deltas = np.unique(s)
+    tpr = (member.size - np.searchsorted(member, deltas, side="left")) / n_members
+    fpr = (nonmember.size - np.searchsorted(nonmember, deltas, side="left")) / n_nonmembers
+    return max(float(np.max(0.5 * (tpr + 1.0 - fpr))), 0.5)
+
+
+# --------------------------------------------------------------------------- with intervals
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its bootstrap confidence interval.
+
+    Attributes:
+        value: The metric on the evaluation set.
+        lo: Lower end of the percentile-bootstrap interval.
+        hi: Upper end of the percentile-bootstrap interval.
+    """
+
+    value: float
+    lo: float
+    hi: float
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The interval ``(lo, hi)``."""
+        return (self.lo, self.hi)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return ``{"value": v, "ci": [lo, hi]}``."""
+        return {"value": self.value, "ci": [self.lo, self.hi]}
+
+    @classmethod
+    def from_replicates(cls, values: FloatArray, confidence: float) -> Estimate:
+        """Build from ``values[0]`` (the data) and ``values[1:]`` (bootstrap replicates)."""
+        lo, hi = percentile_interval(values[1:], confidence)
+        return cls(float(values[0]), lo, hi)
+
+
+@dataclass(frozen=True)
+class ThresholdEstimates:
+    """Fixed-threshold metrics with bootstrap intervals (see :class:`ThresholdMetrics`).
+
+    Attributes:
+        threshold: The decision threshold (``score >= threshold`` -> positive).
+        accuracy: Accuracy.
+        balanced_accuracy: Balanced accuracy.
+        precision: Precision (0.0 when nothing is predicted positive).
+        recall: Recall (TPR).
+        fpr: False-positive rate.
+        f1: F1 score.
+        advantage: TPR - FPR at the threshold.
+    """
+
+    threshold: float
+    accuracy: Estimate
+    balanced_accuracy: Estimate
+    precision: Estimate
+    recall: Estimate
+    fpr: Estimate
+    f1: Estimate
+    advantage: Estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict."""
+        out: dict[str, Any] = {"threshold": self.threshold}
+        for name in self.__dataclass_fields__:
+            if name != "threshold":
+                out[name] = getattr(self, name).to_dict()
+        return out
+
+
+def _fpr_key(fpr: float) -> str:
+    """JSON key of an FPR point: the shortest round-tripping repr, e.g. ``"0.001"``."""
+    return repr(float(fpr))
+
+
+@dataclass(frozen=True)
+class BinaryMetrics:
+    """All metrics of one binary attack evaluation, each with a bootstrap interval.
+
+    Attributes:
+        auc: ROC AUC.
+        average_precision: Average precision.
+        max_advantage: Oracle ``max_t TPR - FPR``.
+        tpr_at_fpr: ``{fpr: TPR at FPR <= fpr}`` (oracle threshold per point).
+        at_threshold: Metrics at the fixed ``threshold`` given to :func:`binary_metrics`, or
+            None.
+        n_pos: Number of positives.
+        n_neg: Number of negatives.
+        n_bootstrap: Number of bootstrap replicates.
+        confidence: Two-sided confidence level of the intervals.
+        seed: Seed of the bootstrap.
+    """
+
+    auc: Estimate
+    average_precision: Estimate
+    max_advantage: Estimate
+    tpr_at_fpr: Mapping[float, Estimate]
+    at_threshold: ThresholdEstimates | None
+    n_pos: int
+    n_neg: int
+    n_bootstrap: int
+    confidence: float
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict: intervals as ``[lo, hi]``, FPR keys as strings."""
+        return {
+            "auc": self.auc.to_dict(),
+            "average_precision": self.average_precision.to_dict(),
+            "max_advantage": self.max_advantage.to_dict(),
+            "tpr_at_fpr": {_fpr_key(f): e.to_dict() for f, e in self.tpr_at_fpr.items()},
+            "at_threshold": None if self.at_threshold is None else self.at_threshold.to_dict(),
+            "n_pos": self.n_pos,
+            "n_neg": self.n_neg,
+            "n_bootstrap": self.n_bootstrap,
+            "confidence": self.confidence,
+            "seed": self.seed,
+        }
+
+
+def binary_metrics(
+    scores: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    *,
+    threshold: float | None = None,
+    fpr_points: Sequence[float] = (1e-3, 1e-2, 1e-1),
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int,
+) -> BinaryMetrics:
+    """Compute every binary attack metric with stratified percentile-bootstrap intervals.
+
+    All metrics share the same replicates (drawn as in :func:`graphleaks.metrics.bootstrap_ci`
+    with ``stratified=True``) and are computed vectorised from one sort of the scores.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        threshold: Optional fixed decision threshold, e.g. chosen on shadow data; adds
+            :class:`ThresholdEstimates` (default: None).
+        fpr_points: FPR targets for ``tpr_at_fpr`` (default: 0.1 %, 1 %, 10 %).
+        n_bootstrap: Number of bootstrap replicates (default: 1000).
+        confidence: Two-sided confidence level (default: 0.95).
+        seed: Seed of the bootstrap; the same seed gives the same intervals.
+
+    Returns:
+        The :class:`BinaryMetrics`.
+
+    Raises:
+        InvalidConfigError: If an FPR point, ``n_bootstrap`` or ``confidence`` is out of range.
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> m = binary_metrics([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], n_bootstrap=20, seed=0)
+        >>> m.auc.value, m.tpr_at_fpr[0.1].value
+        (0.75, 0.5)
+    """
+    _check_bootstrap_args(n_bootstrap, confidence, "binary_metrics")
+    targets = [_check_fpr(f, "binary_metrics") for f in fpr_points]
+    s, y = _check_binary(scores, labels, "binary_metrics")
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    w_pos, w_neg = _binary_counts(y, n_bootstrap=n_bootstrap, seed=seed, stratified=True)
+    # row 0: the data itself; rows 1..B: bootstrap replicates
+    w_pos_all = np.vstack([np.ones((1, n_pos)), w_pos]).astype(np.float64)
+    w_neg_all = np.vstack([np.ones((1, n_neg)), w_neg]).astype(np.float64)
+    s_pos, s_neg = s[y], s[~y]
+    roc = _RocCounts.build(s_pos, s_neg, w_pos_all, w_neg_all)
+
+    def est(values: FloatArray) -> Estimate:
+        return Estimate.from_replicates(values, confidence)
+
+    at_threshold = None
+    if threshold is not None:
+        t = float(threshold)
+        tp = w_pos_all @ (s_pos >= t).astype(np.float64)
+        fp = w_neg_all @ (s_neg >= t).astype(np.float64)
+        rates = _rates_at_counts(tp, fp, roc.n_pos, roc.n_neg)
+        at_threshold = ThresholdEstimates(t, **{k: est(v) for k, v in rates.items()})
+
+    return BinaryMetrics(
+        auc=est(roc.auc()),
+        average_precision=est(roc.average_precision()),
+        max_advantage=est(roc.max_advantage()),
+        tpr_at_fpr={f: est(roc.tpr_at(f)) for f in targets},
+        at_threshold=at_threshold,
+        n_pos=n_pos,
+        n_neg=n_neg,
+        n_bootstrap=n_bootstrap,
+        confidence=float(confidence),
+        seed=seed,
+    )

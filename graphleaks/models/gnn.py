@@ -1,0 +1,126 @@
+"""Target architectures: GCN, GraphSAGE, GAT, TAGCN (and an edge-free MLP baseline)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TAGConv
+
+from graphleaks._validation import validate
+from graphleaks.errors import InvalidConfigError
+
+ARCHITECTURES = ("gcn", "sage", "gat", "tagcn", "mlp")
+
+
+@dataclass(frozen=True)
+class ArchitectureSpec:
+    """A target architecture and its training hyperparameters.
+
+    Attributes:
+        arch: One of ``gcn``, ``sage``, ``gat``, ``tagcn``, or ``mlp`` (ignores edges; the
+            "no edges used" end of the edge-privacy scale).
+        hidden: Width of each hidden layer; the number of layers is ``len(hidden) + 1``.
+        dropout: Dropout probability on hidden representations.
+        heads: Attention heads of GAT hidden layers.
+        hops: Filter size K of TAGCN layers.
+        lr: Adam learning rate.
+        weight_decay: Adam weight decay.
+        epochs: Maximum number of full-batch epochs.
+        patience: Early stopping patience on validation accuracy (0 disables it).
+    """
+
+    arch: str = field(default="gcn", metadata={"choices": ARCHITECTURES})
+    hidden: tuple[int, ...] = (64,)
+    dropout: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "left"})
+    heads: int = field(default=4, metadata={"range": (1, 64)})
+    hops: int = field(default=2, metadata={"range": (1, 10)})
+    lr: float = field(default=0.01, metadata={"range": (0.0, 10.0), "closed": "right"})
+    weight_decay: float = field(default=5e-4, metadata={"range": (0.0, None)})
+    epochs: int = field(default=200, metadata={"range": (1, 100_000)})
+    patience: int = field(default=50, metadata={"range": (0, 100_000)})
+
+    def check(self) -> None:
+        """Cross-field rule: hidden widths are positive integers."""
+        if any((not isinstance(h, int)) or h < 1 for h in self.hidden):
+            raise InvalidConfigError(
+                f"The hidden parameter of ArchitectureSpec must be positive integers. "
+                f"Got {self.hidden!r} instead."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArchitectureSpec:
+        """Inverse of :meth:`to_dict`, validated."""
+        d = dict(data)
+        if "hidden" in d:
+            d["hidden"] = tuple(int(h) for h in d["hidden"])
+        names = set(cls.__dataclass_fields__)
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise InvalidConfigError(f"unknown architecture field {unknown[0]!r}")
+        return validate(cls(**d))
+
+
+def _conv(spec: ArchitectureSpec, in_dim: int, out_dim: int, last: bool) -> nn.Module:
+    if spec.arch == "gcn":
+        return GCNConv(in_dim, out_dim, cached=False)
+    if spec.arch == "sage":
+        return SAGEConv(in_dim, out_dim)
+    if spec.arch == "gat":
+        if last:
+            return GATConv(in_dim, out_dim, heads=1, concat=False)
+        return GATConv(in_dim, out_dim // spec.heads if out_dim % spec.heads == 0 else out_dim,
+                       heads=spec.heads, concat=out_dim % spec.heads == 0)
+    if spec.arch == "tagcn":
+        return TAGConv(in_dim, out_dim, K=spec.hops)
+    return nn.Linear(in_dim, out_dim)
+
+
+class GNN(nn.Module):
+    """A stack of graph convolutions with ReLU and dropout between them.
+
+    ``forward`` returns logits; ``embed`` returns every layer's output (hidden layers after
+    ReLU, the last one as logits), which white-box attacks read.
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, spec: ArchitectureSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.in_dim = in_dim
+        self.out_dim = out_dim
+        dims = [in_dim, *spec.hidden, out_dim]
+        layers = []
+        for i in range(len(dims) - 1):
+            last = i == len(dims) - 2
+            layers.append(_conv(spec, dims[i], dims[i + 1], last))
+        self.layers = nn.ModuleList(layers)
+
+    def _layer_forward(self, layer: nn.Module, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        if isinstance(layer, nn.Linear):
+            return layer(x)
+        return layer(x, edge_index)
+
+    def embed(self, x: torch.Tensor, edge_index: torch.Tensor) -> list[torch.Tensor]:
+        """Every layer's output for every node of the graph ``(x, edge_index)``."""
+        outs = []
+        h = x
+        for i, layer in enumerate(self.layers):
+            h = F.dropout(h, p=self.spec.dropout, training=self.training) if i > 0 else h
+            h = self._layer_forward(layer, h, edge_index)
+            if i < len(self.layers) - 1:
+                h = F.relu(h)
+            outs.append(h)
+        return outs
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Logits for every node of the graph ``(x, edge_index)``."""
+        return self.embed(x, edge_index)[-1]
