@@ -273,6 +273,8 @@ class AttackResult:
         query_graph: The graph view queries were evaluated in.
         compat_flags: Names of compatibility flags that were on.
         notes: Caveats.
+        train_labels: For attribute inference, the attribute values the adversary trained on
+            (they define the majority-class baseline).
     """
 
     attack: str
@@ -288,6 +290,7 @@ class AttackResult:
     query_graph: str = "target"
     compat_flags: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    train_labels: np.ndarray | None = None
 
 
 registry: Registry[type[Attack]] = Registry("attack")
@@ -365,7 +368,20 @@ class Attack(ABC):
             threat_model=target.threat_model, config=dataclasses.asdict(self.config),
             seed=seed, runtime_s=runtime, query_graph=target.view,
             compat_flags=self.compat_flags(), notes=out.notes,
+            train_labels=challenge.hints.get("train_labels"),
         )
+
+    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+        """The default challenge for this attack's task against ``target``.
+
+        Membership attacks get members vs held-out non-members, balanced. Attacks of other
+        tasks override this to sample node pairs or attribute holders.
+        """
+        if self.task != Task.MEMBERSHIP:
+            raise NotImplementedError(f"{self.name} must define make_challenge")
+        from graphleaks.attacks.harness import membership_challenge
+
+        return membership_challenge(target, seed=seed)
 
     @abstractmethod
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:

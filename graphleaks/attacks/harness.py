@@ -60,13 +60,11 @@ def run_attack(
         attack: The attack.
         target: The trained target.
         seed: Seed of the challenge (if built here) and of the attack.
-        challenge: What to score; a balanced membership challenge by default.
+        challenge: What to score; by default ``attack.make_challenge(target)``.
         view: The graph view queries are evaluated in.
         exposed: What the deployment exposes (restricts the threat model further).
     """
     if challenge is None:
-        if attack.task != Task.MEMBERSHIP:
-            raise ValueError(f"{attack.name} needs an explicit {attack.task.value} challenge")
-        challenge = membership_challenge(target, seed=seed)
+        challenge = attack.make_challenge(target, seed=derive_seed(seed, "challenge"))
     tv = TargetView(target, attack.threat_model, exposed=exposed, view=view, attack=attack.name)
     return attack.run(tv, challenge, seed=derive_seed(seed, "attack", attack.name))

@@ -65,9 +65,19 @@ def _resolve(attack: Attack | str) -> Attack:
 def evaluate_result(
     result: AttackResult, *, n_bootstrap: int, seed: int, claimed_delta: float = 0.0
 ) -> dict[str, Any]:
-    """All metrics of one result (delegated to :mod:`graphleaks.metrics`)."""
+    """All metrics of one result (delegated to :mod:`graphleaks.metrics`).
+
+    Attribute inference results hold predicted classes as scores and are evaluated as
+    multiclass predictions against the majority baseline; every other task is binary.
+    """
+    from graphleaks.metrics.multiclass import multiclass_metrics
     from graphleaks.metrics.privacy_bound import epsilon_lower_bound
 
+    if result.task == Task.ATTRIBUTE:
+        mc = multiclass_metrics(result.labels.astype(np.int64),
+                                np.rint(result.scores).astype(np.int64),
+                                y_train=result.train_labels, n_bootstrap=n_bootstrap, seed=seed)
+        return {"multiclass": mc.to_dict()}
     metrics = binm.binary_metrics(result.scores, result.labels, threshold=result.threshold,
                                   n_bootstrap=n_bootstrap, seed=seed)
     out: dict[str, Any] = {"binary": metrics.to_dict()}

@@ -99,8 +99,8 @@ class MembershipSplit:
         perm = rng.permutation(num_nodes)
         n_train = max(1, int(round(config.train_frac * num_nodes)))
         n_val = int(round(config.val_frac * num_nodes))
-        n_test = max(1, int(round(config.test_frac * num_nodes)))
-        if n_train + n_val + n_test > num_nodes:
+        n_test = min(int(round(config.test_frac * num_nodes)), num_nodes - n_train - n_val)
+        if n_test < 1:
             raise DataError(f"graph has {num_nodes} nodes, too few for the requested split")
         cuts = np.cumsum([n_train, n_val, n_test])
         parts = np.split(perm, cuts)
