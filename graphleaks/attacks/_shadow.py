@@ -73,3 +73,56 @@ def train_shadow(
     )
     return ShadowTarget(model=model, graph=population, members=split.train,
                         nonmembers=np.concatenate([split.test, split.aux]), edges=edges)
+
+
+def train_on_nodes(
+    x: torch.Tensor, edge_index: torch.Tensor, y: torch.Tensor, train_nodes: np.ndarray,
+    spec: ArchitectureSpec, num_classes: int, *, seed: int, max_epochs: int | None = None,
+) -> nn.Module:
+    """Train a model of ``spec`` full-batch on ``train_nodes`` without early stopping.
+
+    Cheap reference/shadow models (LiRA, RMIA) use this: no validation pass, and the number of
+    epochs is capped by ``max_epochs`` when given.
+
+    Args:
+        x: Node features.
+        edge_index: The graph the model trains with.
+        y: Labels (only ``y[train_nodes]`` is used).
+        train_nodes: Nodes in the loss.
+        spec: Architecture and hyperparameters.
+        num_classes: Output width.
+        seed: Seed of initialisation and dropout.
+        max_epochs: Cap on ``spec.epochs``.
+
+    Returns:
+        The trained model, in eval mode.
+    """
+    epochs = spec.epochs if max_epochs is None else min(spec.epochs, max_epochs)
+    with torch_seeded(derive_seed(seed, "init")):
+        model = GNN(x.shape[1], num_classes, spec)
+    train_node_classifier(model, x, edge_index, y, train_nodes, lr=spec.lr,
+                          weight_decay=spec.weight_decay, epochs=epochs, patience=0,
+                          seed=derive_seed(seed, "train"))
+    return model
+
+
+def posterior_features(
+    posteriors: torch.Tensor, *, form: str, top_k: int = 0
+) -> np.ndarray:
+    """Attack-classifier features from posterior vectors.
+
+    Args:
+        posteriors: ``[n, C]`` posteriors.
+        form: ``raw`` (class order, as Duddu/Olatunji), ``sorted`` (descending, as He et al.;
+            class-agnostic), or ``log_sorted`` (log of the sorted posteriors).
+        top_k: Keep the k largest after sorting (0: all). Ignored for ``raw``.
+    """
+    p = posteriors.detach().double()
+    if form == "raw":
+        return p.numpy()
+    p = torch.sort(p, dim=1, descending=True).values
+    if top_k:
+        p = p[:, :top_k]
+    if form == "log_sorted":
+        p = torch.log(p.clamp_min(1e-12))
+    return p.numpy()

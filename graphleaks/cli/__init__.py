@@ -12,6 +12,7 @@ import sys
 import typer
 
 from graphleaks.cli import audit as _audit
+from graphleaks.cli import embed as _embed
 from graphleaks.cli import listing as _listing
 from graphleaks.cli import train as _train
 from graphleaks.errors import GraphleaksError
@@ -29,6 +30,8 @@ app = typer.Typer(
 app.command("train")(_train.train)
 app.command("audit")(_audit.audit)
 app.command("list")(_listing.list_cmd)
+app.command("embed")(_embed.embed)
+app.command("audit-embeddings")(_embed.audit_embeddings_cmd)
 
 
 def main() -> None:

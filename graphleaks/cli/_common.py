@@ -63,3 +63,27 @@ def parse_params(items: list[str] | None) -> dict[str, dict[str, Any]]:
             value = raw
         out.setdefault(owner.strip(), {})[fld.strip()] = value
     return out
+
+
+def defense_params(
+    defense: str, params: dict[str, dict[str, Any]], epsilon: float | None, delta: float | None
+) -> dict[str, Any]:
+    """The defense's config overrides: ``--param DEFENSE.FIELD=...`` plus --epsilon/--delta.
+
+    Raises:
+        InvalidConfigError: If --epsilon/--delta is given for a defense without that parameter.
+    """
+    import dataclasses
+
+    from graphleaks.defenses import registry
+
+    cls = registry.get(defense)
+    out = dict(params.get(cls.name, {}))
+    fields = {f.name for f in dataclasses.fields(cls.Config)}
+    for name, value in (("epsilon", epsilon), ("delta", delta)):
+        if value is None:
+            continue
+        if name not in fields:
+            raise InvalidConfigError(f"defense {cls.name!r} takes no --{name}")
+        out[name] = value
+    return out

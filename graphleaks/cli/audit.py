@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from graphleaks.cli._common import DataRoot, Seed, Verbose, load_graph, parse_params, setup_logging
+from graphleaks.cli._common import (
+    DataRoot,
+    Seed,
+    Verbose,
+    defense_params,
+    load_graph,
+    parse_params,
+    setup_logging,
+)
 
 
 def audit(
@@ -37,10 +45,25 @@ def audit(
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
     = False,
     device: Annotated[str, typer.Option(help="Torch device for training here.")] = "cpu",
+    epsilon: Annotated[float | None, typer.Option(
+        help="Privacy budget ε of the defense (must be > 0).")] = None,
+    delta: Annotated[float | None, typer.Option(help="δ of the defense, in (0, 1).")] = None,
+    embeddings: Annotated[Path | None, typer.Option(
+        help="Audit a published embedding file (.npy or word2vec text) instead of a model; "
+             "needs --attributes.")] = None,
+    attributes: Annotated[Path | None, typer.Option(
+        help="CSV of node_id,attribute rows for --embeddings.")] = None,
+    aux_frac: Annotated[float, typer.Option(
+        help="With --embeddings: fraction of nodes whose attribute the adversary knows.")]
+    = 0.3,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
-    """Audit a target: run attacks, compute metrics with CIs, write report.json and report.md."""
+    """Audit a target: run attacks, compute metrics with CIs, write report.json and report.md.
+
+    With --embeddings and --attributes it audits a published embedding file for attribute
+    inference instead (the same as ``graphleaks audit-embeddings``).
+    """
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import DEFAULT_ATTACKS, run_audit, train_target
@@ -48,6 +71,15 @@ def audit(
     from graphleaks.models.io import load_bundle
 
     setup_logging(verbose)
+    if embeddings is not None or attributes is not None:
+        from graphleaks.cli.embed import run_embedding_audit_cli
+        from graphleaks.errors import InvalidConfigError
+
+        if embeddings is None or attributes is None:
+            raise InvalidConfigError("--embeddings and --attributes must be given together")
+        run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
+                                json_out)
+        return
     params = parse_params(param)
     names = attack or list(DEFAULT_ATTACKS)
     attack_objs = [attacks.get(n)(**params.get(attacks.get(n).name, {})) for n in names]
@@ -59,6 +91,7 @@ def audit(
     else:
         graph, ds = load_graph(dataset, data_root, edges, features, labels)
         target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
+                              defense_params=defense_params(defense, params, epsilon, delta),
                               dataset=ds, device=device, seed=seed)
     config = {"bundle": str(bundle) if bundle else None, "attacks": names,
               "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}

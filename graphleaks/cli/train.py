@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from graphleaks.cli._common import DataRoot, Seed, Verbose, load_graph, parse_params, setup_logging
+from graphleaks.cli._common import (
+    DataRoot,
+    Seed,
+    Verbose,
+    defense_params,
+    load_graph,
+    parse_params,
+    setup_logging,
+)
 
 
 def train(
@@ -27,6 +35,9 @@ def train(
         help="Defense or architecture parameter, e.g. gcn.hidden=[16] or none.x=1 "
              "(NAME.FIELD=VALUE, repeatable).")] = None,
     device: Annotated[str, typer.Option(help="Torch device; cpu needs no GPU.")] = "cpu",
+    epsilon: Annotated[float | None, typer.Option(
+        help="Privacy budget ε of the defense (must be > 0).")] = None,
+    delta: Annotated[float | None, typer.Option(help="δ of the defense, in (0, 1).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing bundle.")] = False,
     seed: Seed = 0,
     verbose: Verbose = False,
@@ -46,8 +57,8 @@ def train(
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)
     target = train_target(graph, spec=spec, split=split, defense=defense,
-                          defense_params=params.pop(defense, {}), dataset=ds, device=device,
-                          seed=seed)
+                          defense_params=defense_params(defense, params, epsilon, delta),
+                          dataset=ds, device=device, seed=seed)
     save_bundle(target, out, overwrite=overwrite)
     typer.echo(json.dumps({"bundle": str(out), "utility": target.utility,
                            "ledger": target.ledger.to_dict()}, indent=2))

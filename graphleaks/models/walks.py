@@ -192,7 +192,8 @@ class CSRGraph:
             return np.zeros(q.shape, dtype=bool)
         pos = np.searchsorted(keys, q)
         np.minimum(pos, keys.shape[0] - 1, out=pos)
-        return keys[pos] == q
+        found: npt.NDArray[np.bool_] = keys[pos] == q
+        return found
 
 
 def _check_starts(graph: CSRGraph, starts: IntArray, walk_length: int) -> IntArray:
@@ -215,13 +216,14 @@ def _uniform_step(graph: CSRGraph, cur: IntArray, rng: np.random.Generator) -> I
     if not graph._has_sinks:
         # Guard against u * deg rounding up to deg.
         np.minimum(off, deg - 1, out=off, casting="unsafe")
-        return graph.indices[graph._starts[cur] + off]
+        moved: IntArray = graph.indices[graph._starts[cur] + off]
+        return moved
     if graph.num_edges == 0:
         return cur.copy()
     np.minimum(off, np.maximum(deg, 1) - 1, out=off, casting="unsafe")
     pos = graph._starts[cur] + off
     np.minimum(pos, graph.num_edges - 1, out=pos)  # a sink's slice may start at E
-    nxt = graph.indices[pos]
+    nxt: IntArray = graph.indices[pos]
     sink = deg == 0
     nxt[sink] = cur[sink]
     return nxt

@@ -541,4 +541,3 @@ def describe_accounting(event: PrivacyEvent, accountant: Accountant = "rdp") -> 
     if plan.laplace or plan.pure > 0.0:
         return f"{name} + {BASIC_COMPOSITION}"
     return name
-

@@ -10,8 +10,8 @@
   papers that use it (valid only for ε < 1); :func:`laplace_scale` the Laplace scale.
 
 Every calibrated σ is *conservative*: the returned value satisfies ε(σ) ≤ target for the
-chosen accountant (bisection returns the upper end of its bracket), and is within 1e-6
-relative of the exact solution.
+chosen accountant (bisection returns the upper end of its bracket), and ε(σ) is within
+``rtol`` (1e-6 by default) relative of the target unless ε(σ) is flat or stepped there.
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ _MIN_NOISE_MULTIPLIER = 1e-9
 _RTOL_EPSILON = 1e-6  # stop when ε(σ) is within this relative distance below the target
 _RTOL_SIGMA = 1e-12  # ... or when the bracket is this narrow (flat or stepped ε(σ))
 _MAX_ITER = 400
-_FIRST_LOG_STEP = 1e-3  # first bracket step in log σ; doubles while the bracket grows
+_DOUBLING = math.log(2.0)  # first bracket step in log σ for a rough initial guess
+_SMALL_STEP = 1e-3  # first bracket step in log σ for a near-exact initial guess
 
 
 def _check_budget(owner: str, epsilon: float, delta: float) -> tuple[float, float]:
@@ -86,19 +87,22 @@ def _bisect_log(
     *,
     initial: float,
     max_multiplier: float,
+    first_step: float = _DOUBLING,
+    rtol: float = _RTOL_EPSILON,
 ) -> float:
     """Smallest x (to tolerance) with fn(x) ≤ target, for fn non-increasing in x > 0.
 
-    The bracket is grown from ``initial`` in log steps that start at 1e-3 and double, so a
-    good initial guess costs only a few evaluations; then the bracket is bisected in log
-    space. Returns the upper end of the final bracket, so ``fn(result) <= target`` holds.
+    The bracket is grown from ``initial`` in log steps that start at ``first_step`` and
+    double (a small first step makes a good initial guess cheap), then bisected in log space
+    until ``target − fn(hi) ≤ rtol·target`` or the bracket is 1e-12 relative wide. Returns
+    the upper end of the final bracket, so ``fn(result) <= target`` holds.
 
     Raises:
         _Unreachable: If ``fn(max_multiplier) > target``.
     """
     x = min(max(initial, _MIN_NOISE_MULTIPLIER), max_multiplier)
     value = fn(x)
-    step = _FIRST_LOG_STEP
+    step = first_step
     if value <= target:
         lo = hi = x
         f_hi = value
@@ -124,7 +128,7 @@ def _bisect_log(
                 break
             step *= 2.0
     for _ in range(_MAX_ITER):
-        if target - f_hi <= _RTOL_EPSILON * target or hi / lo - 1.0 <= _RTOL_SIGMA:
+        if target - f_hi <= rtol * target or hi / lo - 1.0 <= _RTOL_SIGMA:
             break
         mid = math.sqrt(lo * hi)
         f_mid = fn(mid)
@@ -143,12 +147,13 @@ def calibrate_noise_multiplier(
     accountant: Accountant = "rdp",
     initial: float = 1.0,
     max_multiplier: float = MAX_NOISE_MULTIPLIER,
+    rtol: float = _RTOL_EPSILON,
 ) -> float:
     """The smallest noise multiplier m with ``ε(build_event(m), δ) ≤ epsilon``.
 
     The bracket [lo, hi] with ε(lo) > target ≥ ε(hi) is found by doubling/halving from
-    ``initial``, then bisected on log m until ε(hi) is within 1e-6 relative of the target
-    (or the bracket is 1e-12 relative wide). ``build_event`` must give an ε that is
+    ``initial``, then bisected on log m until ε(hi) is within ``rtol`` relative of the
+    target (or the bracket is 1e-12 relative wide). ``build_event`` must give an ε that is
     non-increasing in m, which holds for any event whose noise scales with m.
 
     Args:
@@ -158,6 +163,7 @@ def calibrate_noise_multiplier(
         accountant: ``"rdp"``, ``"pld"`` or ``"analytic"`` (see :mod:`.accounting`).
         initial: Starting guess for m (a good one saves accountant calls).
         max_multiplier: Give up above this m.
+        rtol: Stop once ``epsilon − ε(m) ≤ rtol·epsilon`` (ε(m) never exceeds the target).
 
     Returns:
         The calibrated multiplier (conservative: its ε does not exceed the target).
@@ -171,12 +177,13 @@ def calibrate_noise_multiplier(
     acct = _check_accountant(owner, accountant)
     start = _check_real(owner, "initial", initial, low=0.0)
     cap = _check_real(owner, "max_multiplier", max_multiplier, low=0.0)
+    tol = _check_real(owner, "rtol", rtol, low=0.0, high=1.0)
 
     def fn(mult: float) -> float:
         return accounting.epsilon(build_event(mult), dlt, accountant=acct)  # type: ignore[arg-type]
 
     try:
-        return _bisect_log(fn, eps, initial=start, max_multiplier=cap)
+        return _bisect_log(fn, eps, initial=start, max_multiplier=cap, rtol=tol)
     except _Unreachable as exc:
         raise _too_small(
             owner,
@@ -234,7 +241,9 @@ def calibrate_gaussian_sigma(
         return accounting.epsilon(event, dlt, accountant=acct)  # type: ignore[arg-type]
 
     try:
-        mult = _bisect_log(fn, eps, initial=guess, max_multiplier=MAX_NOISE_MULTIPLIER)
+        mult = _bisect_log(
+            fn, eps, initial=guess, max_multiplier=MAX_NOISE_MULTIPLIER, first_step=_SMALL_STEP
+        )
     except _Unreachable as exc:
         raise _too_small(
             owner,
@@ -345,4 +354,3 @@ def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
     eps = _check_real(owner, "epsilon", epsilon, low=0.0)
     sens = _check_real(owner, "sensitivity", sensitivity, low=0.0)
     return sens / eps
-

@@ -319,8 +319,9 @@ class PoissonSampledEvent(PrivacyEvent):
         object.__setattr__(
             self,
             "rate",
-            _check_real(owner, "rate", self.rate, low=0.0, low_open=False, high=1.0,
-                        high_open=False),
+            _check_real(
+                owner, "rate", self.rate, low=0.0, low_open=False, high=1.0, high_open=False
+            ),
         )
         _check_event(owner, "event", self.event)
 

@@ -218,6 +218,8 @@ def randomized_response(
         gen = _check_torch_generator(owner, generator)
         if values.dtype.is_floating_point or values.dtype.is_complex or values.dtype == torch.bool:
             raise _fail(owner, "values", "an integer tensor", values.dtype)
+        if values.device != gen.device:
+            raise _fail(owner, "generator", f"a torch.Generator on {values.device}", gen.device)
         if values.numel() and (int(values.min()) < 0 or int(values.max()) >= kk):
             raise _fail(owner, "values", f"in {{0, ..., {kk - 1}}}", _range_of(values))
         if math.isinf(eps):

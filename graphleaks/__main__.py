@@ -1,0 +1,5 @@
+"""``python -m graphleaks`` runs the command line."""
+
+from graphleaks.cli import main
+
+main()

@@ -1,0 +1,162 @@
+"""Candidate node pairs for the edge attacks: sampled, never all N² pairs.
+
+Edges are handled as a sorted array of hashed undirected keys ``u * N + v`` (``u < v``), so
+memory grows with the number of edges and candidates only. Membership of a pair in the edge
+set is a binary search (:func:`numpy.searchsorted`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from graphleaks.attacks.base import Challenge, Task
+from graphleaks.errors import DataError
+from graphleaks.models.target import TrainedTarget
+
+
+def undirected_pairs(edge_index: torch.Tensor | np.ndarray) -> np.ndarray:
+    """Every undirected edge once as ``[E, 2]`` with ``u < v``; self-loops dropped, sorted."""
+    ei = np.asarray(edge_index.cpu().numpy() if isinstance(edge_index, torch.Tensor)
+                    else edge_index, dtype=np.int64)
+    if ei.size == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    u, v = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
+    keep = u != v
+    pairs = np.unique(np.stack([u[keep], v[keep]], axis=1), axis=0)
+    return pairs.reshape(-1, 2)
+
+
+def pair_keys(pairs: np.ndarray, num_nodes: int) -> np.ndarray:
+    """Hash undirected pairs (any order) to ``min * N + max``."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    lo, hi = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+    return lo * np.int64(num_nodes) + hi
+
+
+def edge_keys(edge_index: torch.Tensor | np.ndarray, num_nodes: int) -> np.ndarray:
+    """Sorted unique keys of the undirected edges of ``edge_index``."""
+    return np.unique(pair_keys(undirected_pairs(edge_index), num_nodes))
+
+
+def contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Boolean mask: which ``keys`` are in ``sorted_keys``."""
+    if len(sorted_keys) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    pos = np.searchsorted(sorted_keys, keys)
+    pos = np.minimum(pos, len(sorted_keys) - 1)
+    return sorted_keys[pos] == keys
+
+
+def label_pairs(pairs: np.ndarray, sorted_edge_keys: np.ndarray, num_nodes: int) -> np.ndarray:
+    """0/1 truth of each pair: 1 when it is an edge."""
+    return contains(sorted_edge_keys, pair_keys(pairs, num_nodes)).astype(np.int64)
+
+
+def sample_non_edges(
+    count: int,
+    num_nodes: int,
+    sorted_edge_keys: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    nodes: np.ndarray | None = None,
+    exclude_keys: np.ndarray | None = None,
+    max_rounds: int = 100,
+) -> np.ndarray:
+    """``count`` distinct uniformly random non-edges ``[count, 2]`` (``u < v``).
+
+    Args:
+        count: How many pairs.
+        num_nodes: Number of nodes (for hashing).
+        sorted_edge_keys: Keys of the edges to avoid (see :func:`edge_keys`).
+        rng: The generator.
+        nodes: Node pool to draw both endpoints from (all nodes when None).
+        exclude_keys: Further sorted keys to avoid (e.g. pairs already used).
+        max_rounds: Rejection-sampling rounds before giving up.
+
+    Raises:
+        DataError: If the pool has too few non-edges.
+    """
+    pool = np.arange(num_nodes) if nodes is None else np.asarray(nodes, dtype=np.int64)
+    if count <= 0:
+        return np.empty((0, 2), dtype=np.int64)
+    if len(pool) < 2:
+        raise DataError("sampling non-edges needs at least 2 nodes")
+    got = np.empty(0, dtype=np.int64)
+    for _ in range(max_rounds):
+        need = count - len(got)
+        if need <= 0:
+            break
+        m = int(need * 1.3) + 16
+        a, b = pool[rng.integers(0, len(pool), m)], pool[rng.integers(0, len(pool), m)]
+        keep = a != b
+        keys = pair_keys(np.stack([a[keep], b[keep]], axis=1), num_nodes)
+        keys = keys[~contains(sorted_edge_keys, keys)]
+        if exclude_keys is not None:
+            keys = keys[~contains(exclude_keys, keys)]
+        keys = keys[~contains(np.sort(got), keys)] if len(got) else keys
+        _, first = np.unique(keys, return_index=True)
+        keys = keys[np.sort(first)][:need]
+        got = np.concatenate([got, keys])
+    if len(got) < count:
+        raise DataError(f"could only sample {len(got)} of {count} non-edges; the graph is too "
+                        "dense or too small for a balanced pair set")
+    return np.stack([got // num_nodes, got % num_nodes], axis=1)
+
+
+def balanced_pairs(
+    edges: np.ndarray, num_nodes: int, rng: np.random.Generator,
+    *, max_positive: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """He et al.'s protocol (attacks.md §5.3): edges and as many uniform non-edges, shuffled.
+
+    Positive ``i`` is paired with negative ``i``, so the first ``r`` fraction of both lists is
+    a balanced prefix. Returns ``(positives [P, 2], negatives [P, 2])``.
+    """
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    pos = edges[rng.permutation(len(edges))]
+    if max_positive is not None:
+        pos = pos[:max_positive]
+    keys = np.unique(pair_keys(edges, num_nodes))
+    neg = sample_non_edges(len(pos), num_nodes, keys, rng)
+    return pos, neg
+
+
+def link_challenge(
+    positives: np.ndarray, negatives: np.ndarray, hints: dict[str, np.ndarray] | None = None,
+) -> Challenge:
+    """A :class:`Challenge` of positives then negatives (labels 1 then 0)."""
+    cand = np.concatenate([positives, negatives]).astype(np.int64).reshape(-1, 2)
+    truth = np.r_[np.ones(len(positives), np.int64), np.zeros(len(negatives), np.int64)]
+    return Challenge(task=Task.LINK, candidates=cand, _truth=truth, hints=hints or {})
+
+
+def sample_link_challenge(
+    edge_index: torch.Tensor | np.ndarray, num_nodes: int, *, seed: int,
+    n_positive: int | None = 1000,
+) -> Challenge:
+    """Balanced challenge: ``n_positive`` true edges (all when fewer or None) and as many
+    uniformly sampled non-edges.
+    """
+    rng = np.random.default_rng(seed)
+    pos, neg = balanced_pairs(undirected_pairs(edge_index), num_nodes, rng,
+                              max_positive=n_positive)
+    return link_challenge(pos, neg)
+
+
+def all_pairs(nodes: np.ndarray) -> np.ndarray:
+    """All ``i < j`` pairs among ``nodes`` (for a sampled node set only, never the graph)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    i, j = np.triu_indices(len(nodes), k=1)
+    return np.stack([nodes[i], nodes[j]], axis=1)
+
+
+def private_edges(target: TrainedTarget) -> torch.Tensor:
+    """The edges a target was trained with (the private truth of edge attacks).
+
+    This is the original graph under the split's protocol (all edges when transductive,
+    edges inside each part when inductive), not a defense's released graph.
+    """
+    split = target.split
+    graph = target.graph
+    return split.training_edges(graph.edge_index)

@@ -1,0 +1,298 @@
+"""Attribute inference from node embeddings (Duddu et al., ``docs/attacks.md`` §4).
+
+The adversary knows a sensitive attribute (gender, country, ...) for an auxiliary fraction of the
+nodes, trains a classifier (MLP, random forest or SVM) from their embeddings to the attribute, and
+predicts it for every other node. The embeddings are either *released* embeddings
+(DeepWalk/node2vec vectors published for the whole graph) or a GNN target's intermediate
+embeddings (white box).
+
+The classifier code here (:func:`make_classifier`, :func:`fit_predict`) is the only one in
+graphleaks: :mod:`graphleaks.audit.embedding_audit` calls it too. Metrics are never computed here;
+the harness evaluates results with :func:`graphleaks.metrics.multiclass.multiclass_metrics`
+against the majority baseline of the adversary's known attribute values.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from graphleaks.attacks.base import (
+    Attack,
+    AttackScores,
+    Challenge,
+    Output,
+    TargetView,
+    Task,
+    ThreatModel,
+)
+from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.models.target import TrainedTarget
+from graphleaks.seeding import Rngs, derive_seed
+
+__all__ = [
+    "CLASSIFIERS",
+    "AttributeInference",
+    "AttributeInferenceConfig",
+    "encode_attribute",
+    "fit_predict",
+    "make_classifier",
+    "split_known",
+]
+
+CLASSIFIERS = ("mlp", "rf", "svm")
+"""Attack classifiers, with the GraphLeaks scripts' settings (attacks.md §4)."""
+
+
+def make_classifier(name: str, *, seed: int) -> Any:
+    """A fresh, seeded scikit-learn attack classifier.
+
+    Settings follow Duddu et al.'s scripts: ``mlp`` = adam, alpha 1e-5, hidden layers
+    (64, 32, 16, 18), at most 200 iterations; ``rf`` = 100 trees of depth at most 150; ``svm`` =
+    one-vs-rest RBF ``SVC`` with C = 1. No feature scaling, as in the paper.
+
+    Args:
+        name: ``"mlp"``, ``"rf"`` or ``"svm"``.
+        seed: ``random_state`` of the classifier.
+
+    Raises:
+        InvalidConfigError: If ``name`` is unknown.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.svm import SVC
+
+    rs = int(seed) & 0x7FFF_FFFF
+    if name == "mlp":
+        return MLPClassifier(hidden_layer_sizes=(64, 32, 16, 18), solver="adam", alpha=1e-5,
+                             max_iter=200, random_state=rs)
+    if name == "rf":
+        return RandomForestClassifier(n_estimators=100, max_depth=150, random_state=rs)
+    if name == "svm":
+        return OneVsRestClassifier(SVC(kernel="rbf", C=1.0, random_state=rs))
+    raise InvalidConfigError(
+        f"unknown attack classifier {name!r}; choose one of: {', '.join(CLASSIFIERS)}"
+    )
+
+
+def fit_predict(
+    name: str,
+    x_train: npt.ArrayLike,
+    y_train: npt.ArrayLike,
+    x_test: npt.ArrayLike,
+    *,
+    seed: int,
+) -> npt.NDArray[np.int64]:
+    """Train classifier ``name`` on the known nodes and predict the others' class ids.
+
+    Args:
+        name: ``"mlp"``, ``"rf"`` or ``"svm"``.
+        x_train: ``[n_known, d]`` embeddings of the nodes whose attribute is known.
+        y_train: ``[n_known]`` integer class ids.
+        x_test: ``[n_test, d]`` embeddings of the nodes to infer.
+        seed: Classifier seed.
+
+    Returns:
+        ``int64 [n_test]`` predicted class ids.
+
+    Raises:
+        DataError: If the known nodes hold a single class or the shapes disagree.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    xtr = np.asarray(x_train, dtype=np.float64)
+    xte = np.asarray(x_test, dtype=np.float64)
+    ytr = np.asarray(y_train).astype(np.int64)
+    if xtr.ndim != 2 or xte.ndim != 2 or xtr.shape[1] != xte.shape[1] or len(xtr) != len(ytr):
+        raise DataError(f"attribute inference needs [n, d] embeddings and one label per known "
+                        f"node; got {xtr.shape}, {ytr.shape} and {xte.shape}")
+    if len(np.unique(ytr)) < 2:
+        raise DataError("attribute inference needs at least 2 attribute values among the "
+                        "known nodes; got 1")
+    clf = make_classifier(name, seed=seed)
+    # One BLAS thread: the attack models' matrices are small, and multi-threaded BLAS made the
+    # MLP about 7x slower on 2 busy cores (75 s vs 10 s on LastFM-sized data). It also keeps
+    # the predictions independent of the machine's core count.
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(xtr, ytr)
+        pred = clf.predict(xte)
+    return np.asarray(pred).astype(np.int64)
+
+
+def encode_attribute(values: npt.ArrayLike, *, source: str = "attribute") -> npt.NDArray[np.int64]:
+    """Class ids ``0..k-1`` of an attribute (in sorted order of its values).
+
+    Raises:
+        DataError: If the attribute has fewer than 2 distinct values.
+    """
+    v = np.asarray(values).reshape(-1)
+    uniq, inv = np.unique(v, return_inverse=True)
+    if len(uniq) < 2:
+        shown = repr(uniq[0].item()) if len(uniq) else "none"
+        raise DataError(f"{source} has a single class ({shown}); attribute inference needs at "
+                        "least 2")
+    return inv.astype(np.int64)
+
+
+def split_known(
+    num_nodes: int, aux_frac: float, *, seed: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Draw the adversary's known nodes (a ``aux_frac`` fraction) and the rest, both sorted.
+
+    Raises:
+        DataError: If either side would be empty.
+    """
+    n_known = int(round(aux_frac * num_nodes))
+    if n_known < 1 or n_known >= num_nodes:
+        raise DataError(f"aux_frac={aux_frac} of {num_nodes} nodes leaves no known or no "
+                        "unknown node")
+    perm = np.random.default_rng(derive_seed(seed, "aia-known")).permutation(num_nodes)
+    return np.sort(perm[:n_known]).astype(np.int64), np.sort(perm[n_known:]).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class AttributeInferenceConfig:
+    """Parameters of :class:`AttributeInference`.
+
+    Attributes:
+        aux_frac: Fraction of nodes whose attribute the adversary knows (paper: 0.3, 0.5).
+        classifier: Attack classifier: ``mlp``, ``rf`` or ``svm``.
+        source: ``released_embeddings`` (DeepWalk/node2vec vectors of the whole graph,
+            published by the data holder) or ``target_embeddings`` (the GNN target's
+            intermediate embeddings, white box).
+        layer: Layer of the target's embeddings (``target_embeddings`` only; 0 = first
+            hidden layer, -1 = logits).
+        embedder: How the released embeddings are made when none are supplied:
+            ``deepwalk`` or ``node2vec``.
+        dimensions: Released embedding size.
+        walk_length: Nodes per walk.
+        walks_per_node: Walks started from every node.
+        window: Skip-gram window.
+        epochs: Word2Vec passes.
+        p: node2vec return parameter.
+        q: node2vec in-out parameter.
+    """
+
+    aux_frac: float = field(default=0.3, metadata={"range": (0.0, 1.0), "closed": "neither"})
+    classifier: str = field(default="mlp", metadata={"choices": CLASSIFIERS})
+    source: str = field(default="released_embeddings",
+                        metadata={"choices": ("released_embeddings", "target_embeddings")})
+    layer: int = 0
+    embedder: str = field(default="deepwalk", metadata={"choices": ("deepwalk", "node2vec")})
+    dimensions: int = field(default=64, metadata={"range": (1, None), "closed": "left"})
+    walk_length: int = field(default=40, metadata={"range": (2, None), "closed": "left"})
+    walks_per_node: int = field(default=10, metadata={"range": (1, None), "closed": "left"})
+    window: int = field(default=5, metadata={"range": (1, None), "closed": "left"})
+    epochs: int = field(default=1, metadata={"range": (1, None), "closed": "left"})
+    p: float = field(default=1.0, metadata={"range": (0.0, None), "closed": "neither"})
+    q: float = field(default=1.0, metadata={"range": (0.0, None), "closed": "neither"})
+
+
+class AttributeInference(Attack):
+    """Infer a sensitive node attribute from embeddings, knowing it for a fraction of nodes.
+
+    The challenge (:meth:`make_challenge`) draws the known nodes (``aux_frac`` of all nodes,
+    seeded) and gives the adversary their attribute values as ``hints["train_labels"]`` and
+    their ids as ``hints["known_nodes"]``; the candidates are all other nodes. The attribute is
+    the target graph's ``y`` unless ``attribute`` is given. Scores are predicted class ids.
+
+    With ``source="released_embeddings"`` the vectors are ``released`` if given (row ``i`` =
+    node ``i``), else the challenge simulates the release: the data holder trains
+    DeepWalk/node2vec on the target's graph and publishes the vectors
+    (``hints["released_embeddings"]``).
+
+    Args:
+        config: The configuration.
+        released: Released embeddings ``[num_nodes, d]`` to attack instead of generating them.
+        attribute: Attribute values ``[num_nodes]`` to infer instead of the graph's ``y``.
+        **overrides: Config fields.
+    """
+
+    name = "attribute_inference"
+    task = Task.ATTRIBUTE
+    requires = frozenset({Output.RELEASED_EMBEDDINGS})
+    threat_model = ThreatModel(
+        access="graybox",
+        outputs=frozenset({Output.RELEASED_EMBEDDINGS, Output.EMBEDDINGS}),
+        feature_knowledge=False,
+        label_knowledge=False,
+    )
+    Config = AttributeInferenceConfig
+
+    def __init__(
+        self,
+        config: AttributeInferenceConfig | None = None,
+        *,
+        released: npt.ArrayLike | None = None,
+        attribute: npt.ArrayLike | None = None,
+        **overrides: Any,
+    ) -> None:
+        super().__init__(config, **overrides)
+        self.released = None if released is None else np.asarray(released, dtype=np.float32)
+        self.attribute = None if attribute is None else np.asarray(attribute)
+        out = (Output.RELEASED_EMBEDDINGS if self.config.source == "released_embeddings"
+               else Output.EMBEDDINGS)
+        self.requires = frozenset({out})  # type: ignore[misc]
+
+    def _release(self, target: TrainedTarget, seed: int) -> npt.NDArray[np.float32]:
+        """What the data holder publishes: DeepWalk/node2vec vectors of the target's graph."""
+        from graphleaks.models.embeddings import DeepWalk, EmbedderConfig, Node2Vec
+
+        cfg = self.config
+        ecfg = EmbedderConfig(dimensions=cfg.dimensions, walk_length=cfg.walk_length,
+                              walks_per_node=cfg.walks_per_node, window=cfg.window,
+                              epochs=cfg.epochs, p=cfg.p, q=cfg.q)
+        cls = DeepWalk if cfg.embedder == "deepwalk" else Node2Vec
+        g = target.graph
+        return cls(ecfg).fit(g.edge_index, int(g.num_nodes), seed=seed).vectors
+
+    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+        """Known nodes with their attribute as hints; all other nodes as candidates."""
+        from graphleaks._validation import validate
+
+        cfg = validate(self.config, type(self).__name__)
+        n = int(target.graph.num_nodes)
+        raw = self.attribute if self.attribute is not None else target.graph.y.cpu().numpy()
+        if len(raw) != n:
+            raise DataError(f"the attribute has {len(raw)} values for {n} nodes")
+        y = encode_attribute(raw)
+        known, rest = split_known(n, cfg.aux_frac, seed=seed)
+        hints: dict[str, np.ndarray] = {"known_nodes": known, "train_labels": y[known]}
+        if cfg.source == "released_embeddings":
+            if self.released is not None:
+                if self.released.ndim != 2 or self.released.shape[0] != n:
+                    raise DataError(f"released embeddings have shape {self.released.shape}; "
+                                    f"expected [{n}, d]")
+                hints["released_embeddings"] = self.released
+            else:
+                hints["released_embeddings"] = self._release(target,
+                                                              derive_seed(seed, "release"))
+        return Challenge(task=Task.ATTRIBUTE, candidates=rest, _truth=y[rest], hints=hints)
+
+    def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
+        cfg = self.config
+        known = np.asarray(challenge.hints["known_nodes"])
+        ytr = np.asarray(challenge.hints["train_labels"])
+        cand = np.asarray(challenge.candidates)
+        if cfg.source == "released_embeddings":
+            if "released_embeddings" not in challenge.hints:
+                raise InvalidConfigError("attribute_inference with source=released_embeddings "
+                                         "needs hints['released_embeddings']")
+            emb = np.asarray(challenge.hints["released_embeddings"])
+            xtr, xte = emb[known], emb[cand]
+            what = "released embeddings"
+        else:
+            xtr = target.embeddings(known, layer=cfg.layer).detach().cpu().numpy()
+            xte = target.embeddings(cand, layer=cfg.layer).detach().cpu().numpy()
+            what = f"target embeddings (layer {cfg.layer})"
+        pred = fit_predict(cfg.classifier, xtr, ytr, xte, seed=rngs.seed)
+        note = (f"{cfg.classifier} trained on the {what} of {len(known)} nodes with a known "
+                f"attribute ({cfg.aux_frac:.0%}); scores are predicted class ids")
+        return AttackScores(pred.astype(np.float64), notes=(note,))

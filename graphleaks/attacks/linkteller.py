@@ -1,0 +1,166 @@
+"""LinkTeller: edge inference by influence analysis (Wu, Long, Zhang, Li; IEEE S&P'22).
+
+Paper: https://arxiv.org/abs/2108.06504. An inference API evaluates a GNN on the owner's
+private graph for features the adversary submits. Scaling node ``v``'s features by ``1 + Δ``
+changes the logits of ``u`` only if ``v`` lies in ``u``'s receptive field, so the influence
+``‖f(X')_u − f(X)_u‖ / Δ`` reveals edges ("efficient" mode, attacks.md §6.2): one forward pass
+per sampled node, plus one cached unperturbed pass.
+
+Threat model: the adversary may submit arbitrary feature matrices (``FEATURE_QUERIES``) and
+knows the features of the nodes it queries; it never sees the edges, which the API applies
+(the served graph of the target's view). The model runs in eval mode.
+
+Challenge (the original's ``unbalanced`` protocols): ``n_nodes`` nodes are sampled uniformly
+(``uniform``), among nodes of degree ≤ ``degree_low`` (``low_degree``) or ≥ ``degree_high``
+(``high_degree``), the degree counting the self-loop as in the original; the candidates are
+all pairs among them (``n·(n−1)/2``), heavily imbalanced. Score of pair ``(u, v)`` is the
+influence of ``v`` on ``u`` (``symmetrize="none"``, the original) or the max/mean of both
+directions. Report precision/recall/F1 at k with :mod:`graphleaks.metrics.ranking`.
+
+Example:
+    >>> from graphleaks.audit.runner import train_target
+    >>> from graphleaks.data import tiny_graph
+    >>> from graphleaks.attacks.harness import run_attack
+    >>> t = train_target(tiny_graph(), seed=0)
+    >>> r = run_attack(LinkTeller(n_nodes=20), t, seed=0)
+    >>> len(r.scores) == 20 * 19 // 2
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from graphleaks._validation import validate
+from graphleaks.attacks._pairs import all_pairs, edge_keys, label_pairs, private_edges
+from graphleaks.attacks.base import (
+    Attack,
+    AttackScores,
+    Challenge,
+    Output,
+    TargetView,
+    Task,
+    ThreatModel,
+)
+from graphleaks.errors import DataError
+from graphleaks.models.target import TrainedTarget
+from graphleaks.seeding import Rngs
+
+SAMPLE_TYPES = ("uniform", "low_degree", "high_degree")
+
+
+@dataclass(frozen=True)
+class LinkTellerConfig:
+    """Parameters of :class:`LinkTeller`.
+
+    Attributes:
+        n_nodes: Number of sampled nodes of interest (paper: 500).
+        sample_type: ``uniform``, ``low_degree`` or ``high_degree``.
+        degree_low: Degree bound (self-loop included) of ``low_degree`` (Cora 3).
+        degree_high: Degree bound (self-loop included) of ``high_degree`` (Cora 4).
+        influence: The relative perturbation Δ.
+        output: Influence measured on ``logits`` (original) or ``probs``.
+        symmetrize: ``none`` (original: change at u when v is perturbed), ``max`` or ``mean``.
+    """
+
+    n_nodes: int = field(default=500, metadata={"range": (2, 100_000)})
+    sample_type: str = field(default="uniform", metadata={"choices": SAMPLE_TYPES})
+    degree_low: int = field(default=3, metadata={"range": (1, None)})
+    degree_high: int = field(default=4, metadata={"range": (1, None)})
+    influence: float = field(default=1e-4, metadata={"range": (0.0, None), "closed": "neither"})
+    output: str = field(default="logits", metadata={"choices": ("logits", "probs")})
+    symmetrize: str = field(default="none", metadata={"choices": ("none", "max", "mean")})
+
+
+def sample_nodes(
+    degree: np.ndarray, n: int, sample_type: str, *, low: int, high: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Sample ``n`` nodes (fewer if the pool is smaller), sorted.
+
+    Raises:
+        DataError: If fewer than 2 nodes qualify.
+    """
+    deg = np.asarray(degree) + 1  # the original counts the self-loop
+    if sample_type == "low_degree":
+        pool = np.flatnonzero(deg <= low)
+    elif sample_type == "high_degree":
+        pool = np.flatnonzero(deg >= high)
+    else:
+        pool = np.arange(len(deg))
+    if len(pool) < 2:
+        raise DataError(f"only {len(pool)} nodes qualify for sample_type={sample_type!r}")
+    return np.sort(rng.choice(pool, min(n, len(pool)), replace=False))
+
+
+def influence_matrix(
+    query: object, x: torch.Tensor, nodes: np.ndarray, *, delta: float, output: str = "logits",
+) -> np.ndarray:
+    """``M[i, j] = ‖f(X')_{nodes[j]} − f(X)_{nodes[j]}‖₂ / Δ`` with ``X'`` = X, row ``nodes[i]``
+    scaled by ``1 + Δ``. ``query`` maps features to outputs of all nodes (an inference API).
+    """
+    idx = torch.as_tensor(nodes, dtype=torch.long)
+
+    def f(z: torch.Tensor) -> torch.Tensor:
+        out = query(z)  # type: ignore[operator]
+        return torch.softmax(out, 1) if output == "probs" else out
+
+    base = f(x)[idx].double()
+    m = np.empty((len(nodes), len(nodes)), dtype=np.float32)
+    xp = x.clone()
+    for i, v in enumerate(nodes.tolist()):
+        xp[v] = x[v] * (1.0 + delta)
+        diff = f(xp)[idx].double() - base
+        xp[v] = x[v]
+        m[i] = (torch.linalg.vector_norm(diff, dim=1) / delta).numpy()
+    return m
+
+
+class LinkTeller(Attack):
+    """LinkTeller influence analysis, efficient mode (see the module docstring)."""
+
+    name = "linkteller"
+    task = Task.LINK
+    requires = frozenset({Output.FEATURE_QUERIES})
+    threat_model = ThreatModel(access="blackbox", outputs=frozenset({Output.FEATURE_QUERIES}),
+                               feature_knowledge=True)
+    Config = LinkTellerConfig
+
+    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+        """All pairs among ``n_nodes`` sampled nodes; edges of the training graph are 1."""
+        cfg = validate(self.config, type(self).__name__)
+        n = int(target.graph.num_nodes)
+        edges = private_edges(target)
+        degree = np.bincount(edges[0].numpy(), minlength=n)
+        nodes = sample_nodes(degree, cfg.n_nodes, cfg.sample_type, low=cfg.degree_low,
+                             high=cfg.degree_high, rng=np.random.default_rng(seed))
+        pairs = all_pairs(nodes)
+        truth = label_pairs(pairs, edge_keys(edges, n), n)
+        return Challenge(task=Task.LINK, candidates=pairs, _truth=truth)
+
+    def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
+        cfg = self.config
+        pairs = np.asarray(challenge.candidates, dtype=np.int64).reshape(-1, 2)
+        nodes, inv = np.unique(pairs, return_inverse=True)
+        inv = inv.reshape(-1, 2)
+        x = target.features().float()
+        # The inference API applies the owner's private graph; the adversary never reads it.
+        served = target._target.edges(target.view)  # noqa: SLF001
+
+        def api(z: torch.Tensor) -> torch.Tensor:
+            return target.query(z, served)
+
+        m = influence_matrix(api, x, nodes, delta=cfg.influence, output=cfg.output)
+        fwd = m[inv[:, 1], inv[:, 0]].astype(np.float64)  # change at u when v is perturbed
+        if cfg.symmetrize == "max":
+            scores = np.maximum(fwd, m[inv[:, 0], inv[:, 1]])
+        elif cfg.symmetrize == "mean":
+            scores = (fwd + m[inv[:, 0], inv[:, 1]]) / 2.0
+        else:
+            scores = fwd
+        scores = np.nan_to_num(scores, nan=0.0, posinf=0.0, neginf=0.0)
+        return AttackScores(scores, notes=(f"influence of {len(nodes)} perturbed nodes, "
+                                           f"Δ={cfg.influence}, on {cfg.output}",))

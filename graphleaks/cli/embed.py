@@ -1,0 +1,165 @@
+"""``graphleaks embed`` (DeepWalk/node2vec embeddings) and the embedding audit command.
+
+``embed`` writes ``embeddings.npy`` (row ``i`` = node ``i``), ``embeddings.txt`` (word2vec text
+format) and ``embeddings.json`` (every setting). ``audit-embeddings`` (and ``graphleaks audit
+--embeddings FILE --attributes CSV``, which delegates to :func:`run_embedding_audit_cli`) runs
+the attribute-inference attack on an embedding file and writes ``report.json`` and
+``report.md``. Bad input raises :mod:`graphleaks.errors` exceptions (one line, exit code 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphleaks.cli._common import DataRoot, Seed, Verbose, setup_logging
+from graphleaks.errors import DataError, InvalidConfigError
+
+METHOD_DEFAULTS = {
+    # phanein/deepwalk and aditya-grover/node2vec CLI defaults (docs/attacks.md §4)
+    "deepwalk": {"dimensions": 64, "walk_length": 40, "walks_per_node": 10, "window": 5,
+                 "negative": 0},
+    "node2vec": {"dimensions": 128, "walk_length": 80, "walks_per_node": 10, "window": 10,
+                 "negative": 5},
+}
+CLASSIFIER_NAMES = ("mlp", "rf", "svm")
+
+
+def _atomic_write(dest: Path, write: object) -> None:
+    """Write through a temporary file in ``dest``'s folder, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)  # type: ignore[operator]
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def embed(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for embeddings.npy, "
+                                      "embeddings.txt and embeddings.json.")],
+    dataset: Annotated[str, typer.Option(help="Dataset to embed.")] = "lastfm-asia",
+    data_root: DataRoot = None,
+    method: Annotated[str, typer.Option(help="deepwalk or node2vec.")] = "deepwalk",
+    dimensions: Annotated[int | None, typer.Option(
+        help="Embedding size (default: 64 deepwalk, 128 node2vec).")] = None,
+    walk_length: Annotated[int | None, typer.Option(
+        help="Nodes per walk (default: 40 deepwalk, 80 node2vec).")] = None,
+    walks_per_node: Annotated[int | None, typer.Option(
+        help="Walks per node (default: 10).")] = None,
+    window: Annotated[int | None, typer.Option(
+        help="Skip-gram window (default: 5 deepwalk, 10 node2vec).")] = None,
+    epochs: Annotated[int, typer.Option(help="Word2Vec passes.")] = 1,
+    negative: Annotated[int | None, typer.Option(
+        help="Negative samples; 0 = hierarchical softmax (default: 0 deepwalk, 5 node2vec).")]
+    = None,
+    p: Annotated[float, typer.Option(help="node2vec return parameter.")] = 1.0,
+    q: Annotated[float, typer.Option(help="node2vec in-out parameter.")] = 1.0,
+    seed: Seed = 0,
+    verbose: Verbose = False,
+) -> None:
+    """Train DeepWalk or node2vec embeddings of a dataset; write .npy and word2vec text."""
+    from graphleaks.data import load_dataset
+    from graphleaks.models.embeddings import DeepWalk, EmbedderConfig, Node2Vec
+
+    setup_logging(verbose)
+    if method not in METHOD_DEFAULTS:
+        raise InvalidConfigError(f"unknown embedding method {method!r}; choose deepwalk or "
+                                 "node2vec")
+    if method == "deepwalk" and (p != 1.0 or q != 1.0):
+        raise InvalidConfigError("--p and --q apply to node2vec only; DeepWalk walks are uniform")
+    given = {"dimensions": dimensions, "walk_length": walk_length,
+             "walks_per_node": walks_per_node, "window": window, "negative": negative}
+    settings = {k: (v if v is not None else METHOD_DEFAULTS[method][k]) for k, v in given.items()}
+    config = EmbedderConfig(epochs=epochs, p=p, q=q, **settings)
+    graph = load_dataset(dataset, data_root=data_root)
+    cls = DeepWalk if method == "deepwalk" else Node2Vec
+    emb = cls(config).fit(graph.edge_index, int(graph.num_nodes), seed=seed)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"cannot create output folder {out}: {exc.strerror}") from exc
+    npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
+    _atomic_write(npy, emb.save_npy)
+    _atomic_write(txt, emb.save_word2vec_text)
+    record = {"dataset": dataset, "method": emb.method, "seed": emb.seed,
+              "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
+    _atomic_write(meta, lambda path: Path(path).write_text(
+        json.dumps(record, indent=2, sort_keys=True) + "\n"))
+    typer.echo(json.dumps({"npy": str(npy), "word2vec": str(txt), "metadata": str(meta),
+                           "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
+
+
+def run_embedding_audit_cli(
+    embeddings: Path,
+    attributes: Path,
+    out: Path,
+    classifiers: list[str],
+    aux_frac: float,
+    seed: int,
+    n_bootstrap: int,
+    json_out: bool,
+) -> None:
+    """Audit an embedding file against an attribute CSV; write and summarise the report.
+
+    Prints the report JSON (``json_out``) or a short JSON summary with the report paths and
+    each classifier's F1, baseline and verdict.
+
+    Raises:
+        DataError: On bad files (mismatched node ids, non-numeric values, a single class).
+        InvalidConfigError: On an unknown classifier or a bad ``aux_frac``.
+    """
+    from graphleaks.audit.embedding_audit import audit_embedding_files, write_embedding_report
+
+    names = list(classifiers) or list(CLASSIFIER_NAMES)
+    for name in names:
+        if name not in CLASSIFIER_NAMES:
+            raise InvalidConfigError(f"unknown classifier {name!r}; choose from: "
+                                     f"{', '.join(CLASSIFIER_NAMES)}")
+    report = audit_embedding_files(embeddings, attributes, classifiers=names, aux_frac=aux_frac,
+                                   seed=seed, n_bootstrap=n_bootstrap)
+    json_path, md_path = write_embedding_report(report, out)
+    if json_out:
+        typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    summary = {
+        r["classifier"]: {"f1_micro": r["metrics"]["f1_micro"]["value"],
+                          "f1_macro": r["metrics"]["f1_macro"]["value"],
+                          "majority_baseline": r["metrics"]["majority_baseline"],
+                          "gain_ci": r["metrics"]["gain_over_baseline"]["ci"],
+                          "verdict": r["verdict"]}
+        for r in report.results
+    }
+    typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
+                           "leaks": report.leaks, "classifiers": summary}, indent=2))
+
+
+def audit_embeddings_cmd(
+    embeddings: Annotated[Path, typer.Option(
+        "--embeddings", help="Embedding file: .npy (row i = node i) or word2vec text.")],
+    attributes: Annotated[Path, typer.Option(
+        "--attributes", help="CSV of node_id,attribute rows (integer ids and values).")],
+    out: Annotated[Path, typer.Option("--out", "-o",
+                                      help="Folder for report.json and report.md.")],
+    classifier: Annotated[list[str] | None, typer.Option(
+        "--classifier", help="Attack classifier (mlp, rf, svm); repeat for several "
+                             "(default: all three).")] = None,
+    aux_frac: Annotated[float, typer.Option(
+        help="Fraction of nodes whose attribute the adversary knows.")] = 0.3,
+    seed: Seed = 0,
+    n_bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates per CI.")] = 1000,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
+    = False,
+    verbose: Verbose = False,
+) -> None:
+    """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
+    setup_logging(verbose)
+    run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
+                            aux_frac, seed, n_bootstrap, json_out)

@@ -1,0 +1,103 @@
+"""Attribute inference (Duddu et al.): released DeepWalk embeddings and white-box GNN layers."""
+
+import numpy as np
+import pytest
+
+from graphleaks.attacks import registry
+from graphleaks.attacks.attribute_inference import (
+    AttributeInference,
+    fit_predict,
+    make_classifier,
+    split_known,
+)
+from graphleaks.attacks.base import Output, Task
+from graphleaks.attacks.harness import run_attack
+from graphleaks.audit.runner import evaluate_result, train_target
+from graphleaks.data.synthetic import csbm
+from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
+from graphleaks.models.gnn import ArchitectureSpec
+
+SMALL_WALKS = {"dimensions": 16, "walk_length": 20, "walks_per_node": 10, "window": 5,
+               "epochs": 2}
+
+
+@pytest.fixture(scope="module")
+def homophilous_target():
+    g = csbm(120, num_classes=2, num_features=8, avg_degree=5, homophily=0.98, seed=0)
+    spec = ArchitectureSpec(hidden=(16,), epochs=10, patience=0)
+    return train_target(g, spec=spec, seed=0)
+
+
+def _mc(result):
+    return evaluate_result(result, n_bootstrap=300, seed=0)["multiclass"]
+
+
+def test_registered_and_declares_task():
+    assert registry.get("attribute_inference") is AttributeInference
+    assert AttributeInference.task == Task.ATTRIBUTE
+
+
+def test_challenge_hides_truth_and_hints_known_nodes(homophilous_target):
+    atk = AttributeInference(aux_frac=0.5, released=np.zeros((120, 4)))
+    ch = atk.make_challenge(homophilous_target, seed=3)
+    known = ch.hints["known_nodes"]
+    assert len(known) == 60 and len(ch.candidates) == 60
+    assert not set(known) & set(ch.candidates)
+    y = homophilous_target.graph.y.numpy()
+    np.testing.assert_array_equal(ch.hints["train_labels"], y[known])
+    again = atk.make_challenge(homophilous_target, seed=3)
+    np.testing.assert_array_equal(again.candidates, ch.candidates)
+
+
+def test_released_deepwalk_embeddings_leak_community(homophilous_target):
+    result = run_attack(AttributeInference(aux_frac=0.5, classifier="rf", **SMALL_WALKS),
+                        homophilous_target, seed=0)
+    assert result.train_labels is not None and len(result.train_labels) == 60
+    mc = _mc(result)
+    assert mc["leaks"] and mc["gain_over_baseline"]["ci"][0] > 0
+    assert mc["f1_micro"]["value"] > 0.85
+
+
+def test_permuted_attribute_does_not_leak(homophilous_target):
+    y = homophilous_target.graph.y.numpy()
+    perm = np.random.default_rng(0).permutation(y)
+    result = run_attack(AttributeInference(aux_frac=0.5, classifier="rf", attribute=perm,
+                                           **SMALL_WALKS), homophilous_target, seed=0)
+    mc = _mc(result)
+    assert not mc["leaks"]
+    assert abs(mc["f1_micro"]["value"] - mc["majority_baseline"]) < 0.2
+
+
+def test_whitebox_target_embeddings(homophilous_target):
+    result = run_attack(AttributeInference(source="target_embeddings", classifier="mlp",
+                                           aux_frac=0.5), homophilous_target, seed=0)
+    mc = _mc(result)
+    assert mc["leaks"]
+
+
+def test_whitebox_needs_embeddings_output(homophilous_target):
+    atk = AttributeInference(source="target_embeddings")
+    with pytest.raises(CapabilityError):
+        run_attack(atk, homophilous_target, seed=0,
+                   exposed=frozenset({Output.POSTERIORS, Output.RELEASED_EMBEDDINGS}))
+
+
+def test_bad_inputs(homophilous_target):
+    with pytest.raises(InvalidConfigError):
+        AttributeInference(classifier="knn").make_challenge(homophilous_target, seed=0)
+    with pytest.raises(DataError):
+        AttributeInference(released=np.zeros((5, 2))).make_challenge(homophilous_target, seed=0)
+    with pytest.raises(DataError):
+        AttributeInference(attribute=np.ones(120)).make_challenge(homophilous_target, seed=0)
+    with pytest.raises(InvalidConfigError):
+        make_classifier("knn", seed=0)
+    with pytest.raises(DataError):
+        fit_predict("rf", np.zeros((4, 2)), np.zeros(4), np.zeros((2, 2)), seed=0)
+
+
+def test_split_known_is_seeded_and_disjoint():
+    a, b = split_known(10, 0.3, seed=1)
+    assert len(a) == 3 and len(b) == 7 and not set(a) & set(b)
+    np.testing.assert_array_equal(split_known(10, 0.3, seed=1)[0], a)
+    with pytest.raises(DataError):
+        split_known(3, 0.01, seed=0)

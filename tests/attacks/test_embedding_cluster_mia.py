@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from graphleaks.attacks.base import Output
+from graphleaks.attacks.embedding_cluster_mia import EmbeddingClusterMIA, encode_scalar
+from graphleaks.attacks.harness import run_attack
+from graphleaks.errors import CapabilityError
+
+
+def test_known_nodes_are_hints_not_candidates(trained_target):
+    a = EmbeddingClusterMIA(n_known=5)
+    ch = a.make_challenge(trained_target, seed=0)
+    known = np.concatenate([ch.hints["known_members"], ch.hints["known_nonmembers"]])
+    assert len(known) == 10
+    assert not np.intersect1d(known, ch.candidates).size
+    assert set(ch.hints["known_members"]) <= set(trained_target.split.members)
+    assert set(ch.hints["known_nonmembers"]) <= set(trained_target.split.nonmembers)
+    assert ch._truth.sum() * 2 == len(ch._truth)
+
+
+def test_scores_are_signed_distances(trained_target):
+    r = run_attack(EmbeddingClusterMIA(), trained_target, seed=0)
+    assert r.threshold == 0.0
+    assert np.isfinite(r.scores).all() and len(np.unique(r.scores)) > 2
+    assert any("known members" in n for n in r.notes)
+
+
+def test_compat_oracle_returns_assignments(trained_target):
+    r = run_attack(EmbeddingClusterMIA(compat_duddu_oracle=True), trained_target, seed=0)
+    assert set(np.unique(r.scores)) <= {0.0, 1.0}
+    assert "compat_duddu_oracle" in r.compat_flags
+
+
+def test_encode_scalar_is_seeded():
+    import torch
+
+    emb = torch.randn(50, 8, generator=torch.Generator().manual_seed(0))
+    a = encode_scalar(emb, epochs=20, lr=1e-2, seed=3)
+    b = encode_scalar(emb, epochs=20, lr=1e-2, seed=3)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (50,)
+
+
+def test_labels_only_bundle_refused(trained_target):
+    with pytest.raises(CapabilityError, match="EMBEDDINGS"):
+        run_attack(EmbeddingClusterMIA(), trained_target, seed=0,
+                   exposed=frozenset({Output.LABELS}))
+
+
+def test_posteriors_only_bundle_refused(trained_target):
+    with pytest.raises(CapabilityError, match="EMBEDDINGS"):
+        run_attack(EmbeddingClusterMIA(), trained_target, seed=0,
+                   exposed=frozenset({Output.POSTERIORS}))

@@ -1,0 +1,54 @@
+import numpy as np
+import pytest
+import torch
+
+from graphleaks.attacks.base import Output
+from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.lira_mia import LiRAMIA, _masked_moments, _paired_halves, lira_statistic
+from graphleaks.errors import CapabilityError
+from graphleaks.metrics import binary_metrics
+
+
+@pytest.mark.parametrize("variant", ["offline", "online"])
+def test_overfit_target_leaks(trained_target, variant):
+    r = run_attack(LiRAMIA(variant=variant, num_references=8, ref_epochs=100), trained_target,
+                   seed=0)
+    m = binary_metrics(r.scores, r.labels, n_bootstrap=200, seed=0)
+    assert m.auc.lo > 0.5
+    assert r.config["variant"] == variant
+
+
+def test_statistics():
+    p = torch.tensor([[0.7, 0.2, 0.1]])
+    y = torch.tensor([0])
+    np.testing.assert_allclose(lira_statistic(p, y, kind="logit"), [np.log(0.7 / 0.3)],
+                               rtol=1e-5)
+    np.testing.assert_allclose(lira_statistic(p, y, kind="hinge"), [np.log(0.7 / 0.2)],
+                               rtol=1e-5)
+    sat = lira_statistic(torch.tensor([[1.0, 0.0]]), torch.tensor([0]), kind="logit")
+    assert np.isfinite(sat).all()
+
+
+def test_paired_halves_are_complementary():
+    halves = _paired_halves(11, 4, np.random.default_rng(0))
+    assert len(halves) == 4
+    assert not np.intersect1d(halves[0], halves[1]).size
+    assert len(np.union1d(halves[0], halves[1])) == 11
+
+
+def test_masked_moments():
+    phis = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 9.0]])
+    mask = np.array([[True, True], [True, False], [True, True]])
+    mu, sd = _masked_moments(phis, mask, fixed_variance=False)
+    np.testing.assert_allclose(mu, [3.0, 5.5])
+    np.testing.assert_allclose(sd, [2.0, np.sqrt(24.5)])
+
+
+def test_threat_model_declares_graph_and_labels():
+    tm = LiRAMIA.threat_model
+    assert tm.graph_knowledge == "full" and tm.label_knowledge and tm.architecture_knowledge
+
+
+def test_labels_only_bundle_refused(trained_target):
+    with pytest.raises(CapabilityError, match="POSTERIORS"):
+        run_attack(LiRAMIA(), trained_target, seed=0, exposed=frozenset({Output.LABELS}))

@@ -1,0 +1,64 @@
+import json
+
+import numpy as np
+import torch
+
+from graphleaks.attacks.base import Challenge, Task
+from graphleaks.attacks.confidence_mia import ConfidenceMIA
+from graphleaks.attacks.harness import run_attack
+from graphleaks.audit.report import load_report, write_report
+from graphleaks.audit.runner import evaluate_result, run_audit, train_target
+from graphleaks.data.synthetic import csbm
+from graphleaks.models.gnn import ArchitectureSpec
+
+
+def _auc(result, seed=0):
+    return evaluate_result(result, n_bootstrap=300, seed=seed)["binary"]["auc"]
+
+
+def test_overfit_target_leaks(trained_target):
+    auc = _auc(run_attack(ConfidenceMIA(), trained_target, seed=0))
+    assert auc["ci"][0] > 0.5
+
+
+def test_fake_membership_from_same_nodes_does_not_leak(trained_target):
+    rng = np.random.default_rng(0)
+    nonmembers = rng.permutation(trained_target.split.test)
+    half = len(nonmembers) // 2
+    fake = Challenge(task=Task.MEMBERSHIP, candidates=nonmembers[: 2 * half],
+                     _truth=np.r_[np.ones(half), np.zeros(half)].astype(int))
+    auc = _auc(run_attack(ConfidenceMIA(threshold="none"), trained_target, seed=0,
+                          challenge=fake))
+    assert auc["ci"][0] < 0.5 < auc["ci"][1]
+
+
+def test_target_without_training_signal_does_not_leak():
+    g = csbm(300, num_classes=3, num_features=32, seed=2)
+    g.y = g.y[torch.randperm(300, generator=torch.Generator().manual_seed(0))]
+    t = train_target(g, spec=ArchitectureSpec(epochs=1, patience=0), seed=0)
+    auc = _auc(run_attack(ConfidenceMIA(threshold="none"), t, seed=0))
+    assert auc["ci"][0] < 0.5 < auc["ci"][1]
+
+
+def test_report_same_seed_same_numbers(trained_target, tmp_path):
+    a = run_audit(trained_target, seed=4, n_bootstrap=100)
+    b = run_audit(trained_target, seed=4, n_bootstrap=100)
+    assert a.to_dict(include_timings=False) == b.to_dict(include_timings=False)
+    json_path, md_path = write_report(a, tmp_path)
+    data = load_report(json_path)
+    assert data["schema_version"] == 1 and data["attacks"][0]["attack"] == "confidence_mia"
+    assert data["ledger"]["epsilon"] == "inf"
+    text = md_path.read_text()
+    assert "confidence_mia" in text and "TPR@1%FPR" in text
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    json.loads(json_path.read_text())
+
+
+def test_compat_flag_is_reported(trained_target):
+    r = run_audit(trained_target, [ConfidenceMIA(compat_duddu_label_indexing=True)], seed=0,
+                  n_bootstrap=50)
+    a = r.attacks[0]
+    assert a.compat_flags == ["compat_duddu_label_indexing"]
+    assert "paper_metric" in a.metrics
+    n = len(trained_target.split.train)
+    assert a.metrics["binary"]["n_pos"] == n * trained_target.num_classes

@@ -1,0 +1,114 @@
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from graphleaks.cli import app
+
+runner = CliRunner()
+
+
+def _run(*args):
+    return runner.invoke(app, list(args))
+
+
+def test_list_attacks_and_datasets():
+    r = _run("list", "attacks")
+    assert r.exit_code == 0 and "confidence_mia" in r.stdout
+    r = _run("list", "datasets", "--json")
+    assert "cora" in json.loads(r.stdout)
+
+
+def _main(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "graphleaks", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def edge_files(tmp_path_factory):
+    import numpy as np
+
+    from graphleaks.data.synthetic import csbm
+
+    d = tmp_path_factory.mktemp("g")
+    g = csbm(120, num_classes=3, num_features=8, seed=0)
+    ei = g.edge_index.numpy()
+    (d / "edges.csv").write_text("src,dst\n" + "\n".join(f"{a},{b}" for a, b in ei.T))
+    np.save(d / "x.npy", g.x.numpy())
+    (d / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
+    return d
+
+
+def test_train_then_audit_in_new_processes_reproduces(edge_files, tmp_path):
+    d = edge_files
+    files = ["--edges", str(d / "edges.csv"), "--features", str(d / "x.npy"),
+             "--labels", str(d / "y.csv")]
+    r = _main("train", "--out", str(tmp_path / "b"), "--epochs", "30", *files)
+    assert r.returncode == 0, r.stderr
+    outs = []
+    for i in range(2):
+        r = _main("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / f"r{i}"),
+                  "--n-bootstrap", "100", "--seed", "7")
+        assert r.returncode == 0, r.stderr
+        outs.append(json.loads((tmp_path / f"r{i}" / "report.json").read_text()))
+    assert outs[0]["attacks"][0]["metrics"] == outs[1]["attacks"][0]["metrics"]
+    assert (tmp_path / "r0" / "report.md").exists()
+
+
+def test_malicious_weights_exit_2_and_payload_never_runs(edge_files, tmp_path):
+    d = edge_files
+    r = _main("train", "--out", str(tmp_path / "b"), "--epochs", "5", "--edges",
+              str(d / "edges.csv"), "--features", str(d / "x.npy"), "--labels", str(d / "y.csv"))
+    assert r.returncode == 0, r.stderr
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    (tmp_path / "b" / "weights.safetensors").write_bytes(pickle.dumps(Payload()))
+    r = _main("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / "rep"))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error:")
+    assert not marker.exists() and not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("args,match", [
+    (["audit", "--dataset", "nope"], "unknown dataset"),
+    (["audit", "--attack", "nope"], "unknown attack"),
+    (["audit", "--bundle", "/nonexistent"], "does not exist"),
+    (["train", "--out", "X", "--arch", "transformer"], "arch"),
+    (["audit", "--edges", "/nonexistent.csv", "--features", "/x.npy"], "does not exist"),
+    (["audit", "--param", "bad"], "NAME.FIELD=VALUE"),
+])
+def test_bad_input_one_line_exit_2(args, match, tmp_path):
+    r = _main(*args, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert match in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "graphleaks-report").exists()
+
+
+def test_usage_error_exit_2():
+    r = _main("audit", "--no-such-option")
+    assert r.returncode == 2
+
+
+def test_audit_embeddings_via_audit_command(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    attr = np.arange(80) % 2
+    vectors = rng.normal(size=(80, 4)) + 3.0 * attr[:, None]
+    np.save(tmp_path / "emb.npy", vectors)
+    (tmp_path / "attr.csv").write_text("node,attr\n" + "\n".join(f"{i},{a}" for i, a in
+                                                                  enumerate(attr)))
+    r = _run("audit", "--embeddings", str(tmp_path / "emb.npy"), "--attributes",
+             str(tmp_path / "attr.csv"), "--out", str(tmp_path / "rep"), "--n-bootstrap", "50")
+    assert r.exit_code == 0, r.output
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert "leak" in json.dumps(report)
+    r = _run("audit", "--embeddings", str(tmp_path / "emb.npy"))
+    assert r.exit_code != 0

@@ -1,0 +1,74 @@
+"""``embed`` and ``audit-embeddings`` commands, on a private Typer app."""
+
+import json
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from graphleaks.cli.embed import audit_embeddings_cmd, embed, run_embedding_audit_cli
+from graphleaks.errors import DataError, GraphleaksError, InvalidConfigError
+from graphleaks.models.embeddings import load_embeddings
+
+app = typer.Typer(pretty_exceptions_enable=False)
+app.command("embed")(embed)
+app.command("audit-embeddings")(audit_embeddings_cmd)
+runner = CliRunner()
+
+
+def _invoke(args):
+    result = runner.invoke(app, args)
+    if isinstance(result.exception, GraphleaksError):
+        raise result.exception
+    return result
+
+
+def test_embed_then_audit(tmp_path):
+    out = tmp_path / "emb"
+    res = _invoke(["embed", "--dataset", "synthetic", "--method", "node2vec", "--dimensions",
+                   "8", "--walk-length", "10", "--walks-per-node", "2", "--window", "3",
+                   "--p", "0.5", "--q", "2", "--seed", "1", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    ids_txt, vec_txt = load_embeddings(out / "embeddings.txt")
+    ids_npy, vec_npy = load_embeddings(out / "embeddings.npy")
+    np.testing.assert_array_equal(vec_txt, vec_npy)
+    assert vec_npy.shape[1] == 8
+    meta = json.loads((out / "embeddings.json").read_text())
+    assert meta["method"] == "node2vec" and meta["config"]["q"] == 2.0
+
+    from graphleaks.data import load_dataset
+
+    y = load_dataset("synthetic").y.numpy()
+    attr = tmp_path / "labels.csv"
+    attr.write_text("node_id,attribute\n" + "".join(f"{i},{v}\n" for i, v in enumerate(y)))
+    res = _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+                   "--attributes", str(attr), "--out", str(tmp_path / "rep"),
+                   "--classifier", "rf", "--aux-frac", "0.5", "--seed", "0"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.output)
+    assert set(summary["classifiers"]) == {"rf"}
+    assert (tmp_path / "rep" / "report.json").is_file()
+    assert (tmp_path / "rep" / "report.md").is_file()
+
+
+def test_audit_mismatched_ids_is_data_error(tmp_path):
+    emb = tmp_path / "e.txt"
+    emb.write_text("2 2\n0 0.1 0.2\n1 0.3 0.4\n")
+    attr = tmp_path / "a.csv"
+    attr.write_text("0,0\n5,1\n")
+    with pytest.raises(DataError, match="do not match"):
+        _invoke(["audit-embeddings", "--embeddings", str(emb), "--attributes", str(attr),
+                 "--out", str(tmp_path / "o")])
+    with pytest.raises(DataError):
+        run_embedding_audit_cli(emb, tmp_path / "missing.csv", tmp_path / "o", ["rf"], 0.3, 0,
+                                100, False)
+
+
+def test_embed_bad_method(tmp_path):
+    with pytest.raises(InvalidConfigError):
+        _invoke(["embed", "--dataset", "synthetic", "--method", "line", "--out",
+                 str(tmp_path)])
+    with pytest.raises(InvalidConfigError):
+        run_embedding_audit_cli(tmp_path / "e.txt", tmp_path / "a.csv", tmp_path, ["knn"], 0.3,
+                                0, 100, False)

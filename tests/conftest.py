@@ -1,0 +1,59 @@
+"""Shared fixtures: tiny seeded graphs and a trained tiny target."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from graphleaks.audit.runner import train_target
+from graphleaks.data.synthetic import csbm, tiny_graph
+from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.target import TrainedTarget
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _seeds() -> list[int]:
+    env = os.environ.get("GRAPHLEAKS_TEST_SEED", "0")
+    if env == "all":
+        return list(range(10))
+    if "-" in env:
+        lo, hi = env.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(env)]
+
+
+@pytest.fixture(params=_seeds())
+def seed(request: pytest.FixtureRequest) -> int:
+    """The test seed (GRAPHLEAKS_TEST_SEED: one seed, a range such as 0-9, or all)."""
+    return int(request.param)
+
+
+@pytest.fixture
+def graph():  # noqa: ANN201 - a PyG Data
+    """A 60-node, 3-class CSBM."""
+    return tiny_graph(0)
+
+
+@pytest.fixture(scope="session")
+def small_graph():  # noqa: ANN201
+    """A 300-node CSBM with enough members for meaningful confidence intervals."""
+    return csbm(300, num_classes=3, num_features=32, feature_signal=1.0, avg_degree=6, seed=1)
+
+
+@pytest.fixture(scope="session")
+def trained_target(small_graph) -> TrainedTarget:  # noqa: ANN001
+    """An overfit GCN on ``small_graph`` (no early stopping, no dropout)."""
+    spec = ArchitectureSpec(hidden=(64,), dropout=0.0, weight_decay=0.0, epochs=150, patience=0)
+    return train_target(small_graph, spec=spec, seed=0, dataset={"name": "synthetic-test"})
+
+
+@pytest.fixture
+def data_root() -> Path:
+    """The offline datasets (tests using it are marked ``dataset``)."""
+    root = Path(os.environ.get("GRAPHLEAKS_DATA", REPO.parent / "shared" / "datasets"))
+    if not root.is_dir():
+        pytest.skip(f"no data root at {root}")
+    return root

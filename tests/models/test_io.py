@@ -1,0 +1,78 @@
+import json
+import pickle
+
+import pytest
+import torch
+
+from graphleaks.audit.runner import run_audit
+from graphleaks.errors import BundleError, DataError
+from graphleaks.models.io import load_bundle, save_bundle
+
+
+def test_round_trip_reproduces_outputs(trained_target, small_graph, tmp_path):
+    path = save_bundle(trained_target, tmp_path / "b")
+    loaded = load_bundle(path, graph=small_graph)
+    assert torch.allclose(loaded.posteriors(), trained_target.posteriors())
+    assert loaded.ledger == trained_target.ledger
+    a = run_audit(trained_target, seed=1, n_bootstrap=50).to_dict(include_timings=False)
+    b = run_audit(loaded, seed=1, n_bootstrap=50).to_dict(include_timings=False)
+    a.pop("versions"), b.pop("versions")
+    assert a == b
+
+
+def test_existing_path_refused(trained_target, tmp_path):
+    save_bundle(trained_target, tmp_path / "b")
+    with pytest.raises(BundleError, match="already exists"):
+        save_bundle(trained_target, tmp_path / "b")
+
+
+class _Payload:
+    def __reduce__(self):  # noqa: D105 - runs only if someone unpickles it
+        import pathlib
+
+        return (pathlib.Path.write_text, (pathlib.Path(self.marker), "pwned"))
+
+
+def test_malicious_pickle_refused_and_never_runs(trained_target, small_graph, tmp_path):
+    path = save_bundle(trained_target, tmp_path / "b")
+    marker = tmp_path / "payload-ran"
+    payload = _Payload()
+    payload.marker = str(marker)
+    (path / "weights.safetensors").write_bytes(pickle.dumps(payload))
+    with pytest.raises(BundleError):
+        load_bundle(path, graph=small_graph)
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["sha256"].pop("weights.safetensors")
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="not a valid safetensors"):
+        load_bundle(path, graph=small_graph)
+    assert not marker.exists()
+
+
+def test_truncated_weights(trained_target, small_graph, tmp_path):
+    path = save_bundle(trained_target, tmp_path / "b")
+    w = path / "weights.safetensors"
+    w.write_bytes(w.read_bytes()[:100])
+    with pytest.raises(BundleError, match="checksum"):
+        load_bundle(path, graph=small_graph)
+
+
+def test_different_dataset_refused(trained_target, small_graph, tmp_path):
+    path = save_bundle(trained_target, tmp_path / "b")
+    other = small_graph.clone()
+    other.x = other.x + 1.0
+    with pytest.raises(BundleError, match="different dataset"):
+        load_bundle(path, graph=other)
+    narrow = small_graph.clone()
+    narrow.x = narrow.x[:, :5]
+    with pytest.raises(DataError, match="5 columns"):
+        load_bundle(path, graph=narrow)
+
+
+def test_not_a_bundle(tmp_path):
+    with pytest.raises(BundleError, match="does not exist"):
+        load_bundle(tmp_path / "missing")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "manifest.json").write_text("{broken")
+    with pytest.raises(BundleError, match="not valid JSON"):
+        load_bundle(tmp_path / "d")
