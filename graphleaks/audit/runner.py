@@ -80,7 +80,8 @@ def evaluate_result(
         return {"multiclass": mc.to_dict()}
     metrics = binm.binary_metrics(result.scores, result.labels, threshold=result.threshold,
                                   n_bootstrap=n_bootstrap, seed=seed)
-    out: dict[str, Any] = {"binary": metrics.to_dict()}
+    out: dict[str, Any] = {"binary": metrics.to_dict(),
+                           "roc": binm.roc_points(result.scores, result.labels)}
     oracle_acc, oracle_thr = binm.best_balanced_accuracy(result.scores, result.labels)
     out["oracle_balanced_accuracy"] = {"value": oracle_acc, "threshold": oracle_thr,
                                        "note": "upper bound: threshold chosen on the "

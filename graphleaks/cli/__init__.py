@@ -6,8 +6,11 @@ was crossed (``graphleaks check``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -27,17 +30,41 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-app.command("train")(_train.train)
-app.command("audit")(_audit.audit)
-app.command("list")(_listing.list_cmd)
-app.command("embed")(_embed.embed)
-app.command("audit-embeddings")(_embed.audit_embeddings_cmd)
+
+
+def _one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a user error into one line on stderr and exit code 2, inside the app itself."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraphleaksError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+
+    return wrapper
+
+
+def register(name: str, fn: Callable[..., Any]) -> None:
+    """Mount a subcommand function on the app."""
+    app.command(name)(_one_line_errors(fn))
+
+
+register("train", _train.train)
+register("audit", _audit.audit)
+register("list", _listing.list_cmd)
+register("embed", _embed.embed)
+register("audit-embeddings", _embed.audit_embeddings_cmd)
 
 
 def main() -> None:
     """Console entry point: one-line errors, documented exit codes."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        # With standalone_mode off, click returns the code of a typer.Exit instead of exiting.
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
     except GraphleaksError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

@@ -20,6 +20,7 @@ from graphleaks.metrics.binary import (
     duddu_onehot_confidence_accuracy,
     max_advantage,
     roc_curve,
+    roc_points,
     threshold_metrics,
     tpr_at_fpr,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "multiclass_metrics",
     "percentile_interval",
     "roc_curve",
+    "roc_points",
     "threshold_metrics",
     "tpr_at_fpr",
 ]

@@ -264,6 +264,33 @@ def roc_curve(
     )
 
 
+def roc_points(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, *, max_points: int = 200
+) -> dict[str, list[float]]:
+    """A compact ROC curve for reports and log-log plots.
+
+    Keeps the ROC vertices whose FPR is nearest to ``max_points`` log-spaced targets in
+    ``[1/n_neg, 1]`` plus the end points, so the low-FPR region stays resolved.
+
+    Returns:
+        ``{"fpr": [...], "tpr": [...]}``, sorted by FPR.
+
+    Example:
+        >>> roc_points([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])["tpr"]
+        [0.5, 1.0, 1.0]
+    """
+    fpr, tpr, _ = roc_curve(scores, labels)
+    # The upper envelope: for each distinct FPR keep the best TPR.
+    uniq, first = np.unique(fpr, return_index=True)
+    best = np.maximum.reduceat(tpr, first)
+    n_neg = max(1, int(np.sum(np.asarray(labels) == 0)))
+    targets = np.geomspace(1.0 / n_neg, 1.0, num=max(2, max_points))
+    idx = np.unique(np.concatenate([[0, len(uniq) - 1],
+                                    np.searchsorted(uniq, targets, side="right") - 1]))
+    idx = idx[idx >= 0]
+    return {"fpr": uniq[idx].tolist(), "tpr": best[idx].tolist()}
+
+
 def auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """Area under the ROC curve; tied scores count half.
 

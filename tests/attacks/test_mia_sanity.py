@@ -27,7 +27,7 @@ ATTACKS = {
     "confidence_mia": lambda: ConfidenceMIA(threshold="none"),
     "shadow_mia": lambda: ShadowMIA(classifier="logreg"),
     "embedding_cluster_mia": lambda: EmbeddingClusterMIA(ae_epochs=100),
-    "lira_mia": lambda: LiRAMIA(num_references=8, ref_epochs=50),
+    "lira_mia": lambda: LiRAMIA(num_references=8, ref_epochs=20),
 }
 
 

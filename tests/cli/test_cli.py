@@ -84,9 +84,10 @@ def test_malicious_weights_exit_2_and_payload_never_runs(edge_files, tmp_path):
     (["audit", "--edges", "/nonexistent.csv", "--features", "/x.npy"], "does not exist"),
     (["audit", "--param", "bad"], "NAME.FIELD=VALUE"),
 ])
-def test_bad_input_one_line_exit_2(args, match, tmp_path):
-    r = _main(*args, cwd=tmp_path)
-    assert r.returncode == 2, r.stderr
+def test_bad_input_one_line_exit_2(args, match, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
     assert match in r.stderr and r.stderr.count("\n") == 1
     assert not (tmp_path / "graphleaks-report").exists()
 

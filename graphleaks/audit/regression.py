@@ -1,0 +1,249 @@
+"""The CI privacy gate: compare a report with thresholds and a baseline report.
+
+Each check reads an already computed estimate from the report (see
+:func:`graphleaks.audit.spec.metric_estimate`) and, by default, gates on its **upper**
+confidence bound: a build fails only when the interval reaches past the limit, so the
+gate is conservative about leakage and a lucky point estimate cannot hide a leak.
+
+Example:
+    >>> report = {"schema_version": 1, "attacks": [{"attack": "confidence_mia",
+    ...     "metrics": {"binary": {"auc": {"value": 0.8, "ci": [0.75, 0.85]}}}}]}
+    >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9),))
+    >>> check_report(report, gate).passed
+    True
+    >>> check_report(report, GateSpec(thresholds=(Threshold("auc", 0.8),))).passed
+    False
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphleaks.audit.spec import (
+    GateSpec,
+    Threshold,
+    check_metric,
+    check_threshold,
+    metric_estimate,
+)
+from graphleaks.errors import DataError, InvalidConfigError
+
+__all__ = ["GateCheck", "GateResult", "GateSpec", "Threshold", "check_report",
+           "parse_threshold_option", "render_gate_markdown"]
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One gate condition and its outcome.
+
+    Attributes:
+        attack: Attack name.
+        metric: Canonical metric name.
+        kind: ``"threshold"`` (absolute limit) or ``"baseline"`` (limit = baseline + tolerance).
+        limit: The largest allowed gated number.
+        observed: The gated number (the bound chosen by ``bound``); None if not measured.
+        value: The point estimate.
+        ci: The confidence interval, when the metric has one.
+        passed: Whether the condition holds.
+        message: One line explaining the outcome.
+    """
+
+    attack: str
+    metric: str
+    kind: str
+    limit: float
+    observed: float | None
+    value: float | None
+    ci: tuple[float, float] | None
+    passed: bool
+    message: str
+
+    @property
+    def name(self) -> str:
+        """A stable identifier, e.g. ``confidence_mia auc <= 0.9 (threshold)``."""
+        return f"{self.attack} {self.metric} <= {self.limit:.4g} ({self.kind})"
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """All checks of one report."""
+
+    checks: tuple[GateCheck, ...]
+    bound: str
+    report_schema_version: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        """True when every check passed."""
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[GateCheck, ...]:
+        """The checks that failed."""
+        return tuple(c for c in self.checks if not c.passed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        return {"passed": self.passed, "bound": self.bound,
+                "report_schema_version": self.report_schema_version,
+                "notes": list(self.notes),
+                "checks": [{"name": c.name, "attack": c.attack, "metric": c.metric,
+                            "kind": c.kind, "limit": c.limit, "observed": c.observed,
+                            "value": c.value, "ci": list(c.ci) if c.ci else None,
+                            "passed": c.passed, "message": c.message}
+                           for c in self.checks]}
+
+
+def _gated(est: Mapping[str, Any], bound: str) -> float:
+    ci = est.get("ci")
+    if bound == "value" or not ci:
+        return float(est["value"])
+    return float(ci[1] if bound == "upper" else ci[0])
+
+
+def _attacks(report: Mapping[str, Any], what: str) -> dict[str, Mapping[str, Any]]:
+    attacks = report.get("attacks")
+    if not isinstance(attacks, list):
+        raise DataError(f"{what} has no 'attacks' list")
+    return {a["attack"]: a for a in attacks if isinstance(a, Mapping) and "attack" in a}
+
+
+def _check(attack: str, metric: str, kind: str, limit: float, est: Mapping[str, Any] | None,
+           bound: str, extra: str = "") -> GateCheck:
+    if est is None:
+        return GateCheck(attack, metric, kind, limit, None, None, None, False,
+                         f"{attack}: {metric} was not measured{extra}")
+    observed = _gated(est, bound)
+    ci = tuple(est["ci"]) if est.get("ci") else None
+    passed = observed <= limit
+    what = f"{bound} bound" if ci and bound != "value" else "value"
+    verdict = "ok" if passed else "CROSSED"
+    msg = (f"{attack}: {metric} {what} {observed:.4f} {'<=' if passed else '>'} "
+           f"limit {limit:.4f}{extra} [{verdict}]")
+    return GateCheck(attack, metric, kind, limit, observed, float(est["value"]),
+                     (float(ci[0]), float(ci[1])) if ci else None, passed, msg)
+
+
+def check_report(
+    report: Mapping[str, Any],
+    gate: GateSpec,
+    baseline: Mapping[str, Any] | None = None,
+) -> GateResult:
+    """Evaluate a report (a dictionary, as from ``load_report``) against a gate.
+
+    Args:
+        report: The report to gate.
+        gate: Thresholds, bound and tolerances.
+        baseline: A baseline report; each metric in ``gate.metrics`` of each baseline attack
+            may rise by at most its tolerance (both sides read at ``gate.bound``). An attack
+            of the baseline that is missing from the report fails its checks.
+
+    Raises:
+        DataError: If the baseline has another ``schema_version`` than the report, or a
+            threshold names an attack that is not in the report, or no attack reports a
+            thresholded metric.
+        InvalidConfigError: If there is nothing to check.
+    """
+    if not gate.thresholds and baseline is None:
+        raise InvalidConfigError("check: nothing to gate; give thresholds (--max or "
+                                 "[gate.thresholds]) or a baseline report (--baseline)")
+    version = int(report.get("schema_version", -1))
+    attacks = _attacks(report, "report")
+    checks: list[GateCheck] = []
+    notes: list[str] = []
+    for th in gate.thresholds:
+        if th.attack is not None:
+            if th.attack not in attacks:
+                raise DataError(f"gate.thresholds.{th.attack}: attack {th.attack!r} is not in "
+                                f"the report ({', '.join(attacks) or 'no attacks'})")
+            targets = [th.attack]
+        else:
+            targets = [n for n, a in attacks.items() if metric_estimate(a, th.metric)]
+            if not targets:
+                raise DataError(f"gate.thresholds.{th.metric}: no attack in the report "
+                                f"measures {th.metric!r}")
+        for name in targets:
+            checks.append(_check(name, th.metric, "threshold", th.limit,
+                                 metric_estimate(attacks[name], th.metric), gate.bound))
+    if baseline is not None:
+        bversion = baseline.get("schema_version")
+        if bversion != version:
+            raise DataError(f"baseline.schema_version: the baseline was written with report "
+                            f"schema_version {bversion!r}, the report with {version}; "
+                            "regenerate the baseline with this graphleaks")
+        battacks = _attacks(baseline, "baseline")
+        bfp = baseline.get("target", {}).get("fingerprint")
+        rfp = report.get("target", {}).get("fingerprint")
+        if bfp and rfp and bfp != rfp:
+            notes.append(f"baseline target fingerprint {bfp} differs from the report's {rfp}")
+        for name, battack in battacks.items():
+            for metric in gate.metrics:
+                best = metric_estimate(battack, metric)
+                if best is None:
+                    continue
+                tol = gate.tolerances.get(metric, gate.tolerance)
+                limit = _gated(best, gate.bound) + tol
+                rest = (metric_estimate(attacks[name], metric) if name in attacks else None)
+                extra = f" (baseline {_gated(best, gate.bound):.4f} + tolerance {tol:g})"
+                checks.append(_check(name, metric, "baseline", limit, rest, gate.bound, extra))
+    return GateResult(tuple(checks), gate.bound, version, tuple(notes))
+
+
+def parse_threshold_option(item: str) -> Threshold:
+    """Parse ``--max METRIC=LIMIT`` or ``--max ATTACK.METRIC=LIMIT``.
+
+    Raises:
+        InvalidConfigError: On bad syntax, an unknown metric or attack, or a limit outside
+            [0, 1].
+    """
+    key, sep, raw = item.partition("=")
+    if not sep:
+        raise InvalidConfigError(f"--max {item!r} must look like METRIC=LIMIT or "
+                                 "ATTACK.METRIC=LIMIT")
+    attack: str | None = None
+    metric = key.strip()
+    # metric names contain dots ("tpr@0.1%fpr"): split off an attack only if it is one
+    head, dot, tail = metric.partition(".")
+    if dot:
+        from graphleaks.attacks import registry as attacks
+
+        if head in attacks:
+            attack, metric = attacks.get(head).name, tail
+    where = f"--max {key.strip()}"
+    m = check_metric(metric, where)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidConfigError(f"{where}: threshold must be a number, got {raw!r}") from None
+    return Threshold(m, check_threshold(m, value, where), attack)
+
+
+def _fmt_est(c: GateCheck) -> str:
+    if c.value is None:
+        return "not measured"
+    if c.ci is None:
+        return f"{c.value:.4f}"
+    return f"{c.value:.4f} [{c.ci[0]:.4f}, {c.ci[1]:.4f}]"
+
+
+def render_gate_markdown(result: GateResult, *, title: str = "graphleaks privacy gate") -> str:
+    """A Markdown summary for a CI job summary (e.g. ``$GITHUB_STEP_SUMMARY``)."""
+    n_fail = len(result.failures)
+    status = ("✅ **passed**" if result.passed
+              else f"❌ **failed**: {n_fail} of {len(result.checks)} checks crossed")
+    lines = [f"## {title}", "", f"{status}. Gated on the **{result.bound}** "
+             f"{'confidence bound' if result.bound != 'value' else 'point estimate'} "
+             "(95% bootstrap intervals).", ""]
+    lines += ["| | attack | metric | kind | estimate [95% CI] | gated | limit |",
+              "|---|---|---|---|---|---|---|"]
+    for c in sorted(result.checks, key=lambda c: (c.passed, c.attack, c.metric, c.kind)):
+        mark = "✅" if c.passed else "❌"
+        obs = "–" if c.observed is None else f"{c.observed:.4f}"
+        lines.append(f"| {mark} | {c.attack} | `{c.metric}` | {c.kind} | {_fmt_est(c)} | "
+                     f"{obs} | {c.limit:.4f} |")
+    for note in result.notes:
+        lines += ["", f"> note: {note}"]
+    return "\n".join(lines) + "\n"

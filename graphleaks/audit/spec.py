@@ -1,0 +1,480 @@
+"""Audit specs: one TOML file describes a whole audit and its CI gate.
+
+A spec names the target (a saved bundle, or a training recipe: dataset, architecture,
+defense), the attacks and their parameters, the seed, the metrics to report and the gate
+(thresholds, a baseline report and tolerances). Every key is validated, unknown keys are
+rejected, and errors name the offending field, e.g. ``gate.thresholds.auc``.
+
+Example spec::
+
+    [target]
+    dataset = "cora"
+    arch = "gcn"
+    defense = "none"
+
+    [audit]
+    seed = 0
+    n_bootstrap = 200
+    metrics = ["auc", "tpr@0.1%fpr", "tpr@1%fpr"]
+
+    [attacks.confidence_mia]
+
+    [gate]
+    bound = "upper"
+    baseline = "privacy-baseline.json"
+    tolerance = 0.05
+
+    [gate.thresholds]
+    auc = 0.95
+    "tpr@1%fpr" = 0.5
+
+Example:
+    >>> spec = parse_spec({"target": {"dataset": "synthetic"},
+    ...                    "attacks": {"confidence_mia": {}},
+    ...                    "gate": {"thresholds": {"auc": 0.9}}})
+    >>> spec.gate.thresholds[0].metric, spec.gate.thresholds[0].limit
+    ('auc', 0.9)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphleaks.errors import InvalidConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+SPEC_VERSION = 1
+
+#: Gateable metric names and where they live in an attack's ``metrics`` dictionary.
+#: Each path points at an estimate ``{"value": v, "ci": [lo, hi]}`` or a bare number.
+METRICS: dict[str, tuple[str, ...]] = {
+    "auc": ("binary", "auc"),
+    "average_precision": ("binary", "average_precision"),
+    "max_advantage": ("binary", "max_advantage"),
+    "tpr@0.1%fpr": ("binary", "tpr_at_fpr", "0.001"),
+    "tpr@1%fpr": ("binary", "tpr_at_fpr", "0.01"),
+    "tpr@10%fpr": ("binary", "tpr_at_fpr", "0.1"),
+    "accuracy": ("binary", "at_threshold", "accuracy"),
+    "advantage": ("binary", "at_threshold", "advantage"),
+    "balanced_accuracy": ("binary", "at_threshold", "balanced_accuracy"),
+    "epsilon_lb": ("epsilon_lower_bound", "epsilon_lb"),
+    "attribute_accuracy": ("multiclass", "accuracy"),
+    "f1_micro": ("multiclass", "f1_micro"),
+    "f1_macro": ("multiclass", "f1_macro"),
+    "gain_over_baseline": ("multiclass", "gain_over_baseline"),
+}
+#: Metrics that are not probabilities (their thresholds may exceed 1).
+UNBOUNDED_METRICS = frozenset({"epsilon_lb"})
+DEFAULT_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "max_advantage")
+BOUNDS = ("upper", "value", "lower")
+
+
+def _norm_metric(name: str) -> str:
+    return name.strip().lower().replace(" ", "")
+
+
+def check_metric(name: Any, where: str) -> str:
+    """The canonical metric ``name``, or an error naming the field ``where``."""
+    if not isinstance(name, str) or _norm_metric(name) not in METRICS:
+        raise InvalidConfigError(
+            f"{where}: unknown metric {name!r}; choose one of: {', '.join(METRICS)}")
+    return _norm_metric(name)
+
+
+def check_threshold(metric: str, value: Any, where: str) -> float:
+    """A threshold as a float, in [0, 1] for probability-valued metrics."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise InvalidConfigError(f"{where}: threshold must be a number, got {value!r}")
+    v = float(value)
+    if metric in UNBOUNDED_METRICS:
+        if v < 0:
+            raise InvalidConfigError(f"{where}: threshold must be >= 0, got {v}")
+    elif not 0.0 <= v <= 1.0:
+        raise InvalidConfigError(f"{where}: threshold must be in [0, 1], got {v}")
+    return v
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What to audit: a saved bundle, or a recipe to train one.
+
+    Attributes:
+        dataset: Dataset registry name (``graphleaks list datasets``).
+        bundle: Path of a saved bundle; when set, the training fields are ignored.
+        data_root: Data root for datasets other than Cora.
+        arch: Architecture (used unless ``architecture`` sets ``arch``).
+        defense: Defense registry name.
+        defense_params: Overrides of the defense's config (e.g. ``epsilon``).
+        architecture: Overrides of :class:`~graphleaks.models.gnn.ArchitectureSpec`.
+        synthetic: With ``dataset = "synthetic"``: arguments of
+            :func:`graphleaks.data.synthetic.csbm` (``num_nodes``, ``seed``, ...).
+    """
+
+    dataset: str = "cora"
+    bundle: str | None = None
+    data_root: str | None = None
+    arch: str = "gcn"
+    defense: str = "none"
+    defense_params: dict[str, Any] = field(default_factory=dict)
+    architecture: dict[str, Any] = field(default_factory=dict)
+    synthetic: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``metric`` of ``attack`` (every attack when None) must stay at or below ``limit``."""
+
+    metric: str
+    limit: float
+    attack: str | None = None
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """The CI gate.
+
+    Attributes:
+        bound: Which number is gated: ``upper`` confidence bound (default; a build fails
+            only when the data cannot rule out a crossing), the point ``value``, or
+            ``lower`` bound.
+        thresholds: Absolute limits.
+        baseline: Path of a baseline report (relative paths are relative to the spec).
+        tolerance: Allowed increase over the baseline for every compared metric.
+        tolerances: Per-metric overrides of ``tolerance``.
+        metrics: Metrics compared with the baseline.
+    """
+
+    bound: str = "upper"
+    thresholds: tuple[Threshold, ...] = ()
+    baseline: str | None = None
+    tolerance: float = 0.05
+    tolerances: dict[str, float] = field(default_factory=dict)
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """A validated audit spec (see the module docstring for the TOML layout)."""
+
+    target: TargetSpec
+    attacks: dict[str, dict[str, Any]]
+    seed: int = 0
+    n_bootstrap: int = 1000
+    query_graph: str = "target"
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    gate: GateSpec = field(default_factory=GateSpec)
+    source: str | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary (without ``source``)."""
+        d = dataclasses.asdict(self)
+        d.pop("source", None)
+        return json.loads(json.dumps(d, default=str))
+
+    def hash(self) -> str:
+        """SHA-256 (16 hex digits) of the resolved spec: equal specs, equal hashes."""
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def baseline_path(self) -> Path | None:
+        """The baseline report path, resolved against the spec file's folder."""
+        if self.gate.baseline is None:
+            return None
+        p = Path(self.gate.baseline)
+        if not p.is_absolute() and self.source is not None:
+            p = Path(self.source).parent / p
+        return p
+
+
+def _table(raw: Any, where: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InvalidConfigError(f"{where} must be a table, got {type(raw).__name__}")
+    return dict(raw)
+
+
+def _no_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    extra = sorted(set(raw) - allowed)
+    if extra:
+        raise InvalidConfigError(
+            f"{where}: unknown key {extra[0]!r}; allowed keys: {', '.join(sorted(allowed))}")
+
+
+def _typed(raw: Mapping[str, Any], key: str, typ: type | tuple[type, ...], where: str,
+           default: Any) -> Any:
+    if key not in raw:
+        return default
+    value = raw[key]
+    ok = isinstance(value, typ) and not (isinstance(value, bool) and typ is not bool
+                                         and bool not in (typ if isinstance(typ, tuple)
+                                                          else (typ,)))
+    if not ok:
+        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise InvalidConfigError(f"{where}.{key} must be {names}, got {value!r}")
+    return value
+
+
+def _wrap(where: str, exc: Exception) -> InvalidConfigError:
+    return InvalidConfigError(f"{where}: {exc}")
+
+
+def parse_target(raw: Any, where: str = "target") -> TargetSpec:
+    """Validate a ``[target]`` table."""
+    from graphleaks.data.datasets import datasets
+    from graphleaks.defenses import registry as defenses
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    t = _table(raw, where)
+    _no_unknown(t, {f.name for f in dataclasses.fields(TargetSpec)}, where)
+    dataset = _typed(t, "dataset", str, where, "cora")
+    if dataset not in datasets:
+        raise InvalidConfigError(f"{where}.dataset: unknown dataset {dataset!r}; choose one "
+                                 f"of: {', '.join(datasets.names())}")
+    defense = _typed(t, "defense", str, where, "none")
+    try:
+        defense_cls = defenses.get(defense)
+    except InvalidConfigError as exc:
+        raise _wrap(f"{where}.defense", exc) from None
+    dparams = _table(t.get("defense_params", {}), f"{where}.defense_params")
+    try:
+        defense_cls(**dparams)
+    except (TypeError, ValueError) as exc:
+        raise _wrap(f"{where}.defense_params", exc) from None
+    arch = _typed(t, "arch", str, where, "gcn")
+    archp = _table(t.get("architecture", {}), f"{where}.architecture")
+    if "hidden" in archp and isinstance(archp["hidden"], list):
+        archp["hidden"] = tuple(archp["hidden"])
+    try:
+        ArchitectureSpec(**{"arch": arch, **archp})
+    except (TypeError, ValueError) as exc:
+        raise _wrap(f"{where}.architecture", exc) from None
+    synth = _table(t.get("synthetic", {}), f"{where}.synthetic")
+    if synth and dataset != "synthetic":
+        raise InvalidConfigError(f"{where}.synthetic is only allowed with dataset = "
+                                 f"\"synthetic\", got dataset = {dataset!r}")
+    if synth:
+        import inspect
+
+        from graphleaks.data.synthetic import csbm
+
+        allowed = set(inspect.signature(csbm).parameters)
+        _no_unknown(synth, allowed, f"{where}.synthetic")
+    return TargetSpec(
+        dataset=datasets.get(dataset).name if hasattr(datasets.get(dataset), "name")
+        else dataset,
+        bundle=_typed(t, "bundle", str, where, None),
+        data_root=_typed(t, "data_root", str, where, None),
+        arch=arch, defense=defense_cls.name, defense_params=dparams,
+        architecture=archp, synthetic=synth,
+    )
+
+
+def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
+    """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
+    from graphleaks.attacks import registry as attacks
+
+    t = _table(raw, where)
+    if not t:
+        raise InvalidConfigError(f"{where}: name at least one attack, e.g. "
+                                 "[attacks.confidence_mia]")
+    out: dict[str, dict[str, Any]] = {}
+    for name, params in t.items():
+        try:
+            cls = attacks.get(name)
+        except InvalidConfigError as exc:
+            raise _wrap(f"{where}.{name}", exc) from None
+        p = _table(params, f"{where}.{name}")
+        try:
+            cls(**p)
+        except (TypeError, ValueError) as exc:
+            raise _wrap(f"{where}.{name}", exc) from None
+        out[cls.name] = p
+    return out
+
+
+def parse_gate(raw: Any, where: str = "gate") -> GateSpec:
+    """Validate a ``[gate]`` table."""
+    from graphleaks.attacks import registry as attacks
+
+    g = _table(raw, where)
+    _no_unknown(g, {"bound", "thresholds", "baseline", "tolerance", "tolerances", "metrics"},
+                where)
+    bound = _typed(g, "bound", str, where, "upper")
+    if bound not in BOUNDS:
+        raise InvalidConfigError(f"{where}.bound must be one of {', '.join(BOUNDS)}, "
+                                 f"got {bound!r}")
+    thresholds: list[Threshold] = []
+    for key, value in _table(g.get("thresholds", {}), f"{where}.thresholds").items():
+        if isinstance(value, Mapping):
+            try:
+                attack = attacks.get(key).name
+            except InvalidConfigError as exc:
+                raise _wrap(f"{where}.thresholds.{key}", exc) from None
+            for mkey, mval in value.items():
+                w = f"{where}.thresholds.{key}.{mkey}"
+                m = check_metric(mkey, w)
+                thresholds.append(Threshold(m, check_threshold(m, mval, w), attack))
+        else:
+            w = f"{where}.thresholds.{key}"
+            m = check_metric(key, w)
+            thresholds.append(Threshold(m, check_threshold(m, value, w)))
+    tol = g.get("tolerance", 0.05)
+    tol = check_threshold("epsilon_lb", tol, f"{where}.tolerance")
+    tols = {}
+    for key, value in _table(g.get("tolerances", {}), f"{where}.tolerances").items():
+        w = f"{where}.tolerances.{key}"
+        tols[check_metric(key, w)] = check_threshold("epsilon_lb", value, w)
+    metrics = _parse_metrics(g.get("metrics", list(DEFAULT_METRICS)), f"{where}.metrics")
+    for m in tols:
+        if m not in metrics:
+            metrics = (*metrics, m)
+    return GateSpec(bound=bound, thresholds=tuple(thresholds),
+                    baseline=_typed(g, "baseline", str, where, None), tolerance=tol,
+                    tolerances=tols, metrics=metrics)
+
+
+def _parse_metrics(raw: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise InvalidConfigError(f"{where} must be a non-empty list of metric names")
+    return tuple(check_metric(m, f"{where}[{i}]") for i, m in enumerate(raw))
+
+
+def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpec:
+    """Validate a spec given as a dictionary (the parsed TOML).
+
+    Raises:
+        InvalidConfigError: Naming the offending field.
+    """
+    _no_unknown(raw, {"spec_version", "target", "audit", "attacks", "gate"}, "spec")
+    version = raw.get("spec_version", SPEC_VERSION)
+    if version != SPEC_VERSION:
+        raise InvalidConfigError(f"spec.spec_version: this graphleaks reads version "
+                                 f"{SPEC_VERSION}, got {version!r}")
+    target = parse_target(raw.get("target", {}))
+    a = _table(raw.get("audit", {}), "audit")
+    _no_unknown(a, {"seed", "n_bootstrap", "query_graph", "metrics"}, "audit")
+    seed = _typed(a, "seed", int, "audit", 0)
+    n_boot = _typed(a, "n_bootstrap", int, "audit", 1000)
+    if n_boot < 10:
+        raise InvalidConfigError(f"audit.n_bootstrap must be >= 10, got {n_boot}")
+    query_graph = _typed(a, "query_graph", str, "audit", "target")
+    views = ("target", "full", "partitioned", "zero_hop")
+    if query_graph not in views:
+        raise InvalidConfigError(f"audit.query_graph must be one of {', '.join(views)}, "
+                                 f"got {query_graph!r}")
+    metrics = _parse_metrics(a.get("metrics", list(DEFAULT_METRICS)), "audit.metrics")
+    attacks = parse_attacks(raw.get("attacks", {"confidence_mia": {}}))
+    gate = parse_gate(raw.get("gate", {}))
+    for th in gate.thresholds:
+        if th.attack is not None and th.attack not in attacks:
+            raise InvalidConfigError(
+                f"gate.thresholds.{th.attack}: attack {th.attack!r} is not in [attacks] "
+                f"({', '.join(attacks)})")
+    return AuditSpec(target=target, attacks=attacks, seed=seed, n_bootstrap=n_boot,
+                     query_graph=query_graph, metrics=metrics, gate=gate, source=source)
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """Parse a TOML file, turning I/O and syntax errors into :class:`InvalidConfigError`."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise InvalidConfigError(f"spec {p} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidConfigError(f"spec {p} is not valid TOML: {exc}") from None
+
+
+def load_spec(path: str | Path) -> AuditSpec:
+    """Read and validate an audit spec file.
+
+    Raises:
+        InvalidConfigError: If the file is missing, not TOML, or invalid (naming the field).
+    """
+    return parse_spec(read_toml(path), source=str(path))
+
+
+def build_graph(target: TargetSpec) -> tuple[Any, dict[str, Any]]:
+    """The target's graph and the record of how to reload it."""
+    from graphleaks.data import load_dataset
+
+    if target.dataset == "synthetic" and target.synthetic:
+        from graphleaks.data.synthetic import csbm
+
+        params = {"seed": 0, **target.synthetic}
+        return csbm(**params), {"name": "synthetic", "csbm": params}
+    return load_dataset(target.dataset, data_root=target.data_root), {"name": target.dataset}
+
+
+def build_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> Any:
+    """Load the bundle or train the target a :class:`TargetSpec` describes."""
+    from graphleaks.audit.runner import train_target
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    if target.bundle is not None:
+        from graphleaks.models.io import load_bundle
+
+        return load_bundle(target.bundle, data_root=target.data_root)
+    graph, ds = build_graph(target)
+    archp = dict(target.architecture)
+    if "hidden" in archp:
+        archp["hidden"] = tuple(archp["hidden"])
+    spec = ArchitectureSpec(**{"arch": target.arch, **archp})
+    return train_target(graph, spec=spec, defense=target.defense,
+                        defense_params=dict(target.defense_params), dataset=ds, device=device,
+                        seed=seed)
+
+
+def run_spec(spec: AuditSpec, *, device: str = "cpu") -> Any:
+    """Run the audit a spec describes and return its :class:`~graphleaks.audit.AuditReport`.
+
+    The report's ``config`` records the resolved spec and its hash (``spec_hash``).
+    """
+    from graphleaks.attacks import registry as attacks
+    from graphleaks.audit.runner import run_audit
+
+    target = build_target(spec.target, seed=spec.seed, device=device)
+    attack_objs = [attacks.get(n)(**p) for n, p in spec.attacks.items()]
+    config = {"bundle": spec.target.bundle, "attacks": list(spec.attacks),
+              "params": {n: p for n, p in spec.attacks.items() if p},
+              "query_graph": spec.query_graph, "n_bootstrap": spec.n_bootstrap,
+              "spec": spec.to_dict(), "spec_hash": spec.hash()}
+    return run_audit(target, attack_objs, seed=spec.seed, n_bootstrap=spec.n_bootstrap,
+                     view=spec.query_graph, config=config)
+
+
+def metric_estimate(attack: Mapping[str, Any], metric: str) -> dict[str, Any] | None:
+    """Read ``metric`` of one report attack entry as ``{"value", "ci"}`` (None if absent).
+
+    This reads numbers already computed by :mod:`graphleaks.metrics`; it computes nothing.
+    """
+    node: Any = attack.get("metrics", {})
+    for key in METRICS[metric]:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    if isinstance(node, Mapping) and "value" in node:
+        ci = node.get("ci")
+        return {"value": _num(node["value"]),
+                "ci": [_num(ci[0]), _num(ci[1])] if ci else None}
+    if isinstance(node, (int, float, str)):
+        return {"value": _num(node), "ci": None}
+    return None
+
+
+def _num(x: Any) -> float:
+    if isinstance(x, str):
+        return float(x)  # "inf" / "nan" as written by the report's JSON encoder
+    return float(x)

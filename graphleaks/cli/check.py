@@ -1,0 +1,87 @@
+"""``graphleaks check``: the CI privacy gate.
+
+Exit codes: 0 every check passed; 3 a threshold was crossed; 2 bad input (unreadable
+report, unknown metric, threshold outside [0, 1], baseline of another schema version).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+EXIT_THRESHOLD = 3
+
+
+def check(
+    report: Annotated[Path, typer.Argument(help="report.json written by graphleaks audit.")],
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="Audit spec (TOML) whose [gate] table gives thresholds, "
+                               "baseline and tolerances.")] = None,
+    max_: Annotated[list[str] | None, typer.Option(
+        "--max", help="Threshold METRIC=LIMIT or ATTACK.METRIC=LIMIT, e.g. auc=0.6 or "
+                      "'tpr@1%fpr=0.05' (repeatable; adds to the spec's).")] = None,
+    baseline: Annotated[Path | None, typer.Option(
+        help="Baseline report.json; metrics may rise by at most the tolerance.")] = None,
+    tolerance: Annotated[float | None, typer.Option(
+        help="Allowed increase over the baseline (default: the spec's, else 0.05).")] = None,
+    bound: Annotated[str | None, typer.Option(
+        help="Number gated: upper (confidence bound, default), value or lower.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
+    summary: Annotated[Path | None, typer.Option(
+        help="Append a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\").")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+    = False,
+) -> None:
+    """Gate a report on privacy thresholds and a baseline; exit 3 when one is crossed."""
+    import dataclasses
+
+    from graphleaks.audit.junit import write_junit
+    from graphleaks.audit.regression import (
+        check_report,
+        parse_threshold_option,
+        render_gate_markdown,
+    )
+    from graphleaks.audit.report import load_report
+    from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
+    from graphleaks.errors import InvalidConfigError
+
+    data = load_report(report)
+    gate = GateSpec()
+    baseline_path = None
+    if config is not None:
+        spec = load_spec(config)
+        gate = spec.gate
+        baseline_path = spec.baseline_path()
+    extra = tuple(parse_threshold_option(m) for m in max_ or [])
+    changes: dict[str, object] = {"thresholds": gate.thresholds + extra}
+    if tolerance is not None:
+        changes["tolerance"] = check_threshold("epsilon_lb", tolerance, "--tolerance")
+    if bound is not None:
+        if bound not in BOUNDS:
+            raise InvalidConfigError(f"--bound must be one of {', '.join(BOUNDS)}, "
+                                     f"got {bound!r}")
+        changes["bound"] = bound
+    gate = dataclasses.replace(gate, **changes)  # type: ignore[arg-type]
+    if baseline is not None:
+        baseline_path = baseline
+    base = load_report(baseline_path) if baseline_path is not None else None
+    result = check_report(data, gate, base)
+    md = render_gate_markdown(result)
+    if junit is not None:
+        write_junit(result, junit)
+    if summary is not None:
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        with summary.open("a", encoding="utf-8") as fh:
+            fh.write(md + "\n")
+    if json_out:
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        for c in result.checks:
+            typer.echo(c.message)
+        typer.echo("privacy gate: " + ("passed" if result.passed else
+                                       f"FAILED ({len(result.failures)} crossed)"))
+    if not result.passed:
+        raise typer.Exit(EXIT_THRESHOLD)
