@@ -71,6 +71,7 @@ def replace_config(config: Any, overrides: dict[str, Any], owner: str) -> Any:
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise InvalidConfigError(
-            f"{owner} has no parameter {unknown[0]!r}; valid parameters: {', '.join(sorted(names))}."
+            f"{owner} has no parameter {unknown[0]!r}; "
+            f"valid parameters: {', '.join(sorted(names))}."
         )
     return dataclasses.replace(config, **overrides)

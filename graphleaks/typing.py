@@ -17,4 +17,4 @@ Scores = npt.NDArray[np.float64]
 EdgeIndex = torch.Tensor
 """A ``[2, E]`` long tensor of directed edges."""
 
-ArrayLike = Union[npt.NDArray[np.generic], torch.Tensor, list[float]]
+ArrayLike = Union[npt.NDArray[np.generic], torch.Tensor, list[float]]  # noqa: UP007

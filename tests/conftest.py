@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from graphleaks.audit.runner import train_target
 from graphleaks.data.synthetic import csbm, tiny_graph
@@ -13,6 +14,10 @@ from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Tiny graphs gain nothing from intra-op threads, and on a busy 2-core machine two threads
+# per process slow each op by an order of magnitude.
+torch.set_num_threads(1)
 
 
 def _seeds() -> list[int]:

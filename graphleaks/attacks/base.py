@@ -181,6 +181,15 @@ class TargetView:
         self.require(Output.FEATURE_QUERIES)
         return self._target.query(x, edge_index)[-1]
 
+    def query_features(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits of every node when the inference API is sent features ``x``.
+
+        The API evaluates them on the graph it serves (the query graph), which the adversary
+        does not see: this is LinkTeller's threat model.
+        """
+        self.require(Output.FEATURE_QUERIES)
+        return self._target.query(x, self._target.edges(self.view))[-1]
+
     def parameters(self) -> torch.nn.Module:
         """The model itself (white box)."""
         self.require(Output.PARAMETERS)

@@ -148,12 +148,8 @@ class LinkTeller(Attack):
         inv = inv.reshape(-1, 2)
         x = target.features().float()
         # The inference API applies the owner's private graph; the adversary never reads it.
-        served = target._target.edges(target.view)  # noqa: SLF001
-
-        def api(z: torch.Tensor) -> torch.Tensor:
-            return target.query(z, served)
-
-        m = influence_matrix(api, x, nodes, delta=cfg.influence, output=cfg.output)
+        m = influence_matrix(target.query_features, x, nodes, delta=cfg.influence,
+                             output=cfg.output)
         fwd = m[inv[:, 1], inv[:, 0]].astype(np.float64)  # change at u when v is perturbed
         if cfg.symmetrize == "max":
             scores = np.maximum(fwd, m[inv[:, 0], inv[:, 1]])

@@ -23,8 +23,8 @@ def audit(
     bundle: Annotated[Path | None, typer.Option(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.json and "
-                                                          "report.md.")] = Path("graphleaks-report"),
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Folder for report.json and report.md.")] = Path("graphleaks-report"),
     attack: Annotated[list[str] | None, typer.Option(
         help="Attack to run (repeatable; graphleaks list attacks).")] = None,
     param: Annotated[list[str] | None, typer.Option(

@@ -147,7 +147,7 @@ def _planetoid(root: Path, cache: Path, name: str) -> Data:
     from torch_geometric.datasets import Planetoid
 
     copy = _cached_copy(root, f"Planetoid/{name}", cache, name.lower())
-    ds = Planetoid(root=str(copy.parent), name=name, log=False)
+    ds = Planetoid(root=str(copy.parent), name=name)
     d = ds[0]
     return Data(x=d.x, edge_index=d.edge_index, y=d.y)
 
@@ -162,7 +162,7 @@ def _amazon(root: Path, cache: Path, name: str) -> Data:
     from torch_geometric.datasets import Amazon
 
     copy = _cached_copy(root, f"Amazon/{name}", cache, f"amazon-{name.lower()}")
-    d = Amazon(root=str(copy.parent), name=name, log=False)[0]
+    d = Amazon(root=str(copy.parent), name=name)[0]
     return Data(x=d.x, edge_index=d.edge_index, y=d.y)
 
 

@@ -66,7 +66,8 @@ def _read_table(path: Path, what: str) -> list[list[str]]:
             delim = "\t" if "\t" in sample and "," not in sample else ","
             if delim == "," and "," not in sample:
                 delim = " "
-            rows = [[c.strip() for c in r if c.strip() != ""] for r in csv.reader(fh, delimiter=delim)]
+            reader = csv.reader(fh, delimiter=delim)
+            rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read {what} file {path}: {exc}") from exc
     rows = [r for r in rows if r and not r[0].startswith("#")]

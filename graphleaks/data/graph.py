@@ -56,7 +56,9 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
         raise DataError(f"{source}: the edge list is empty; a graph model needs edges")
     edge_index = torch.as_tensor(edge_index).long()
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
-        raise DataError(f"{source}: edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
+        raise DataError(
+            f"{source}: edge_index must have shape [2, E], got {tuple(edge_index.shape)}"
+        )
     lo, hi = int(edge_index.min()), int(edge_index.max())
     if lo < 0 or hi >= num_nodes:
         bad = lo if lo < 0 else hi

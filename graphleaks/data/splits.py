@@ -83,7 +83,9 @@ class MembershipSplit:
     seed: int
 
     @classmethod
-    def draw(cls, num_nodes: int, config: SplitConfig | None = None, *, seed: int) -> MembershipSplit:
+    def draw(
+        cls, num_nodes: int, config: SplitConfig | None = None, *, seed: int
+    ) -> MembershipSplit:
         """Draw a split uniformly at random.
 
         Members are a uniformly random subset of the candidates, which the empirical ε lower

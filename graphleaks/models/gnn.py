@@ -104,7 +104,9 @@ class GNN(nn.Module):
             layers.append(_conv(spec, dims[i], dims[i + 1], last))
         self.layers = nn.ModuleList(layers)
 
-    def _layer_forward(self, layer: nn.Module, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+    def _layer_forward(
+        self, layer: nn.Module, x: torch.Tensor, edge_index: torch.Tensor
+    ) -> torch.Tensor:
         if isinstance(layer, nn.Linear):
             return layer(x)
         return layer(x, edge_index)

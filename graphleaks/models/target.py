@@ -67,12 +67,12 @@ class TrainedTarget:
     @property
     def num_classes(self) -> int:
         """Width of the output layer."""
-        return int(getattr(self.model, "out_dim"))
+        return int(self.model.out_dim)
 
     @property
     def num_features(self) -> int:
         """Feature width the model expects."""
-        return int(getattr(self.model, "in_dim"))
+        return int(self.model.in_dim)
 
     def served_features(self) -> torch.Tensor:
         """The node features queries are evaluated with."""
