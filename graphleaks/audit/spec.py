@@ -231,6 +231,7 @@ def _wrap(where: str, exc: Exception) -> InvalidConfigError:
 
 def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     """Validate a ``[target]`` table."""
+    from graphleaks._validation import validate
     from graphleaks.data.datasets import datasets
     from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ArchitectureSpec
@@ -248,7 +249,7 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
         raise _wrap(f"{where}.defense", exc) from None
     dparams = _table(t.get("defense_params", {}), f"{where}.defense_params")
     try:
-        defense_cls(**dparams)
+        validate(defense_cls(**dparams).config, defense_cls.__name__)
     except (TypeError, ValueError) as exc:
         raise _wrap(f"{where}.defense_params", exc) from None
     arch = _typed(t, "arch", str, where, "gcn")
@@ -256,7 +257,7 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     if "hidden" in archp and isinstance(archp["hidden"], list):
         archp["hidden"] = tuple(archp["hidden"])
     try:
-        ArchitectureSpec(**{"arch": arch, **archp})
+        validate(ArchitectureSpec(**{"arch": arch, **archp}))
     except (TypeError, ValueError) as exc:
         raise _wrap(f"{where}.architecture", exc) from None
     synth = _table(t.get("synthetic", {}), f"{where}.synthetic")
@@ -282,6 +283,7 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
 def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
     """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
+    from graphleaks._validation import validate
     from graphleaks.attacks import registry as attacks
 
     t = _table(raw, where)
@@ -296,7 +298,7 @@ def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]
             raise _wrap(f"{where}.{name}", exc) from None
         p = _table(params, f"{where}.{name}")
         try:
-            cls(**p)
+            validate(cls(**p).config, cls.__name__)
         except (TypeError, ValueError) as exc:
             raise _wrap(f"{where}.{name}", exc) from None
         out[cls.name] = p

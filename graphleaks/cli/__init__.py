@@ -7,7 +7,6 @@ was crossed (``graphleaks check``).
 from __future__ import annotations
 
 import functools
-import logging
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -77,7 +76,11 @@ def main() -> None:
         if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()  # a usage error from the argument parser
             sys.exit(exc.exit_code)
-        logging.getLogger("graphleaks").debug("internal error", exc_info=True)
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (rerun with -v for details)",
-                   err=True)
+        import os
+        import traceback
+
+        if os.environ.get("GRAPHLEAKS_DEBUG"):
+            traceback.print_exc()
+        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set GRAPHLEAKS_DEBUG=1 for "
+                   "the traceback)", err=True)
         sys.exit(EXIT_RUNTIME)

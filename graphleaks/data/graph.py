@@ -101,7 +101,7 @@ def induced_edges(edge_index: torch.Tensor, parts: np.ndarray) -> torch.Tensor:
     Returns:
         The ``[2, E']`` sub-list of edges inside a part.
     """
-    p = torch.as_tensor(parts)
+    p = torch.as_tensor(parts, device=edge_index.device)
     src, dst = p[edge_index[0]], p[edge_index[1]]
     keep = (src == dst) & (src >= 0)
     return edge_index[:, keep]

@@ -82,7 +82,10 @@ class Defense(ABC):
             raise DataError(f"split was drawn for {split.num_nodes} nodes but the graph has "
                             f"{graph.num_nodes}")
         num_classes(graph)
-        target = self._fit(graph.to(resolve_device(device)), split, model, seed)
+        dev = resolve_device(device)
+        # Data.to moves in place, so train on a copy and keep the caller's graph on the CPU.
+        target = self._fit(graph if dev.type == "cpu" else graph.clone().to(dev), split, model,
+                           seed)
         target.model.cpu()
         target.graph = graph
         if target.released_edges is not None:
@@ -123,6 +126,9 @@ def resolve_device(device: str) -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidConfigError(f"device {device!r} requested but torch sees no CUDA GPU; "
                                  "use --device cpu")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise InvalidConfigError(f"device {device!r} does not exist; torch sees "
+                                 f"{torch.cuda.device_count()} GPU(s)")
     return dev
 
 

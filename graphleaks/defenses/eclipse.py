@@ -1,4 +1,6 @@
-"""Eclipse: edge-private GNNs by singular value perturbation (Tang et al., PoPETs 2024; ``defenses.md`` §4).
+"""Eclipse: edge-private GNNs by singular value perturbation (``defenses.md`` §4).
+
+Tang, Niu, Avestimehr, Annavaram, PoPETs 2024(3).
 
 Two registered modes:
 

@@ -1,4 +1,6 @@
-"""EdgeRand (LinkTeller's ``perturb_adj_discrete``), exact sparse form (``defenses.md`` §6.1, §6.5b).
+"""EdgeRand (LinkTeller's ``perturb_adj_discrete``), exact sparse form.
+
+See ``defenses.md`` §6.1 and §6.5b.
 
 Randomized response on every unordered pair {i, j}: with probability s = 2/(e^ε+1) the bit
 is replaced by a fair coin, otherwise kept. Net flip probability 1/(e^ε+1), keep probability

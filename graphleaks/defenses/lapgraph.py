@@ -1,4 +1,6 @@
-"""LapGraph (LinkTeller's ``perturb_adj_continuous``), exact sparse form (``defenses.md`` §6.2, §6.5b).
+"""LapGraph (LinkTeller's ``perturb_adj_continuous``), exact sparse form.
+
+See ``defenses.md`` §6.2 and §6.5b.
 
 ε₁ = 0.01ε releases the edge count T = max(0, round(m + Lap(1/ε₁))); ε₂ = 0.99ε adds
 Lap(1/ε₂) to every upper-triangle entry of A, and the T largest entries become the released

@@ -23,8 +23,11 @@ def test_list_attacks_and_datasets():
 
 
 def _main(*args, cwd=None):
+    import os
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, "-m", "graphleaks", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=600)
+                          text=True, cwd=cwd, timeout=600, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +86,7 @@ def test_malicious_weights_exit_2_and_payload_never_runs(edge_files, tmp_path):
     (["train", "--out", "X", "--arch", "transformer"], "arch"),
     (["audit", "--edges", "/nonexistent.csv", "--features", "/x.npy"], "does not exist"),
     (["audit", "--param", "bad"], "NAME.FIELD=VALUE"),
+    (["audit", "--device", "cuda:99"], "cuda:99"),
 ])
 def test_bad_input_one_line_exit_2(args, match, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

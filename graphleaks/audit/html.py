@@ -1,0 +1,469 @@
+"""A self-contained HTML audit report with matplotlib figures embedded as base64 PNG.
+
+The file needs no network and no JavaScript: styles are inline and figures are
+``data:image/png;base64`` images. Like every renderer it formats numbers computed in
+:mod:`graphleaks.metrics` and computes no metric itself. ROC curves come from the report's
+``metrics["roc"]`` entry (``{"fpr": [...], "tpr": [...]}``) when present, or else from
+:func:`graphleaks.metrics.binary.roc_curve` on ``AttackResult`` objects passed in.
+
+Example:
+    >>> from graphleaks.audit.spec import parse_spec, run_spec
+    >>> spec = parse_spec({"target": {"dataset": "synthetic",
+    ...     "synthetic": {"num_nodes": 60, "num_features": 8},
+    ...     "architecture": {"epochs": 20}}, "audit": {"n_bootstrap": 20},
+    ...     "attacks": {"confidence_mia": {"threshold": "none"}}})
+    >>> page = render_html(run_spec(spec).to_dict())
+    >>> page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
+    True
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphleaks.audit.spec import metric_estimate
+
+TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
+                 "accuracy")
+MC_METRICS = ("attribute_accuracy", "f1_micro", "f1_macro", "gain_over_baseline")
+_BASELINE_KEY = {"auc": "auc", "max_advantage": "advantage", "advantage": "advantage",
+                 "accuracy": "accuracy"}
+
+CSS = """
+body{font-family:-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;margin:0;
+background:#f5f6f8;color:#1d2330;line-height:1.45}
+main{max-width:1100px;margin:0 auto;padding:24px 32px 48px}
+h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:32px 0 8px;
+border-bottom:2px solid #d8dce3;padding-bottom:4px}h3{font-size:16px;margin:20px 0 6px}
+.sub{color:#5b6475;margin:0 0 16px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0}
+.card{background:#fff;border:1px solid #dfe3ea;border-radius:8px;padding:10px 14px;
+min-width:150px}.card .k{font-size:12px;color:#5b6475;text-transform:uppercase;
+letter-spacing:.04em}.card .v{font-size:20px;font-weight:600}
+table{border-collapse:collapse;background:#fff;margin:8px 0 12px;font-size:14px}
+th,td{border:1px solid #dfe3ea;padding:5px 10px;text-align:left}
+th{background:#eef1f5;font-weight:600}td.num{text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}
+.ci{color:#5b6475;font-size:12px}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;
+font-weight:600}.ok{background:#dcf5e3;color:#12632b}.bad{background:#fde2e1;color:#9b1c1c}
+.warn{background:#fff3cd;color:#7a5200}
+figure{background:#fff;border:1px solid #dfe3ea;border-radius:8px;padding:8px;margin:10px 0;
+display:inline-block}figure img{display:block;max-width:100%}
+figcaption{font-size:13px;color:#5b6475;padding:4px 6px 0;max-width:640px}
+ul{margin:4px 0 8px}code{background:#eef1f5;padding:0 4px;border-radius:3px}
+footer{margin-top:32px;font-size:12px;color:#5b6475}
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, str):
+        return _e(x)
+    if isinstance(x, float) and not math.isfinite(x):
+        return "∞" if x > 0 else "–"
+    return f"{x:.{digits}f}"
+
+
+def _est_cell(est: Mapping[str, Any] | None) -> str:
+    if not est:
+        return '<td class="num">–</td>'
+    ci = est.get("ci")
+    inner = _f(est["value"])
+    if ci:
+        inner += f'<br><span class="ci">[{_f(ci[0])}, {_f(ci[1])}]</span>'
+    return f'<td class="num">{inner}</td>'
+
+
+def _png(fig: Any) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _figure(fig: Any, caption: str, alt: str) -> str:
+    return (f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}">'
+            f"<figcaption>{caption}</figcaption></figure>")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def roc_points(
+    report: Mapping[str, Any], results: Sequence[Any] | None = None
+) -> dict[str, tuple[list[float], list[float]]]:
+    """ROC points per attack: the report's ``metrics["roc"]``, else from ``results``."""
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for a in report.get("attacks", []):
+        roc = a.get("metrics", {}).get("roc")
+        if isinstance(roc, Mapping) and "fpr" in roc and "tpr" in roc:
+            out[a["attack"]] = ([float(v) for v in roc["fpr"]], [float(v) for v in roc["tpr"]])
+    for r in results or []:
+        if r.attack in out or str(getattr(r.task, "value", r.task)) == "attribute":
+            continue
+        from graphleaks.metrics.binary import roc_curve
+
+        fpr, tpr, _ = roc_curve(r.scores, r.labels)
+        out[r.attack] = (fpr.tolist(), tpr.tolist())
+    return out
+
+
+def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Any:
+    """ROC curves on log–log axes with the chance diagonal."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 4.6))
+    lo = 1.0
+    for name, (fpr, tpr) in curves.items():
+        pts = [(f, t) for f, t in zip(fpr, tpr, strict=False) if f > 0 and t > 0]
+        if not pts:
+            continue
+        lo = min(lo, min(p[0] for p in pts))
+        ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", label=name, lw=1.8)
+    lo = max(min(lo, 1e-3), 1e-5)
+    ax.plot([lo, 1], [lo, 1], ls="--", color="grey", lw=1, label="chance (TPR = FPR)")
+    for f in (1e-3, 1e-2):
+        if f >= lo:
+            ax.axvline(f, color="#c9ced6", lw=0.8, zorder=0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, 1)
+    ax.set_ylim(lo, 1.05)
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_title("ROC (log–log)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=9)
+    return fig
+
+
+def forest_figure(report: Mapping[str, Any], metrics: Sequence[str] = ("auc", "tpr@1%fpr",
+                                                                       "max_advantage")) -> Any:
+    """Point estimates with confidence intervals, per attack and metric, with baselines."""
+    plt = _pyplot()
+    attacks = [a for a in report.get("attacks", []) if "binary" in a.get("metrics", {})]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics),
+                                                       0.55 * max(2, len(attacks)) + 1.2),
+                             sharey=True, squeeze=False)
+    names = [a["attack"] for a in attacks]
+    for ax, m in zip(axes[0], metrics, strict=False):
+        for i, a in enumerate(attacks):
+            est = metric_estimate(a, m)
+            if est is None:
+                continue
+            v = est["value"]
+            ci = est["ci"] or [v, v]
+            ax.errorbar([v], [i], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="#2563eb",
+                        capsize=4)
+        base = {"auc": 0.5, "max_advantage": 0.0}.get(m)
+        if m.startswith("tpr@"):
+            base = {"tpr@0.1%fpr": 0.001, "tpr@1%fpr": 0.01, "tpr@10%fpr": 0.1}[m]
+        if base is not None:
+            ax.axvline(base, color="#dc2626", ls="--", lw=1, label="trivial baseline")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_title(m)
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(names)), names)
+    axes[0][0].set_ylim(-0.7, len(names) - 0.3)
+    axes[0][-1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def privacy_utility_figure(
+    rows: Sequence[Mapping[str, Any]], *, metric: str = "auc", utility: str = "test_accuracy"
+) -> Any:
+    """Attack ``metric`` (with CI) and target ``utility`` against ε, one line per
+    (defense, attack). Rows are results-store rows (see ``ResultsStore.rows``) or dicts with
+    ``defense``, ``attack``, ``epsilon``, ``metrics`` and ``utility``.
+    """
+    plt = _pyplot()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    groups: dict[tuple[str, str], list[tuple[float, float, float, float, float]]] = {}
+    utils: dict[str, list[tuple[float, float]]] = {}
+    for r in rows:
+        eps = r.get("epsilon")
+        x = math.inf if eps is None else float(eps)
+        est = metric_estimate({"metrics": r.get("metrics") or {}}, metric)
+        if est is not None:
+            ci = est["ci"] or [est["value"]] * 2
+            groups.setdefault((r["defense"], r["attack"]), []).append(
+                (x, est["value"], ci[0], ci[1], 0.0))
+        u = (r.get("utility") or {}).get(utility)
+        if u is not None:
+            utils.setdefault(r["defense"], []).append((x, float(u)))
+    finite = [x for g in groups.values() for x, *_ in g if math.isfinite(x)] or [1.0]
+    inf_x = max(finite) * 4  # where the non-private (ε = ∞) points are drawn
+
+    def _x(x: float) -> float:
+        return inf_x if not math.isfinite(x) else x
+
+    for (defense, attack), pts in sorted(groups.items()):
+        pts.sort()
+        xs = sorted({p[0] for p in pts})
+        mean = [sum(p[1] for p in pts if p[0] == x) / sum(1 for p in pts if p[0] == x)
+                for x in xs]
+        lo = [min(p[2] for p in pts if p[0] == x) for x in xs]
+        hi = [max(p[3] for p in pts if p[0] == x) for x in xs]
+        X = [_x(x) for x in xs]
+        (line,) = ax1.plot(X, mean, marker="o", label=f"{defense} · {attack}")
+        ax1.fill_between(X, lo, hi, alpha=0.15, color=line.get_color())
+    for defense, pts in sorted(utils.items()):
+        xs = sorted({p[0] for p in pts})
+        mean = [sum(p[1] for p in pts if p[0] == x) / sum(1 for p in pts if p[0] == x)
+                for x in xs]
+        ax2.plot([_x(x) for x in xs], mean, marker="s", label=defense)
+    for ax, ylab in ((ax1, metric), (ax2, utility)):
+        ax.set_xscale("log")
+        ax.set_xlabel("ε (rightmost: no defense, ε = ∞)")
+        ax.set_ylabel(ylab)
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    if metric == "auc":
+        ax1.axhline(0.5, color="grey", ls="--", lw=1)
+    ax1.set_title(f"privacy: attack {metric} (band: CI range over seeds)")
+    ax2.set_title(f"utility: {utility}")
+    fig.tight_layout()
+    return fig
+
+
+def _target_section(report: Mapping[str, Any]) -> str:
+    t, led = report["target"], report["ledger"]
+    ds = (t.get("dataset") or {}).get("name", "user graph")
+    eps = led.get("epsilon")
+    private = eps not in ("inf", None) and led.get("status") != "non_private"
+    cards = [("dataset", ds), ("architecture", t["architecture"].get("arch", "?").upper()),
+             ("defense", t["defense"]), ("protocol", t["protocol"]),
+             ("nodes / edges", f"{t['num_nodes']} / {t['num_edges'] // 2}"),
+             ("claimed ε", "∞ (none)" if not private else eps),
+             ("test accuracy", _f(t.get("utility", {}).get("test_accuracy")))]
+    out = ['<h2>Target</h2><div class="cards">']
+    out += [f'<div class="card"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div></div>'
+            for k, v in cards]
+    out.append("</div>")
+    u = t.get("utility", {})
+    out.append("<table><tr><th>utility</th><th>train</th><th>val</th><th>test</th></tr>")
+    for m in ("accuracy", "f1_macro", "f1_micro"):
+        if any(f"{p}_{m}" in u for p in ("train", "val", "test")):
+            out.append(f"<tr><td>{_e(m)}</td>" + "".join(
+                f'<td class="num">{_f(u.get(f"{p}_{m}"))}</td>' for p in ("train", "val", "test"))
+                + "</tr>")
+    out.append("</table>")
+    split = t.get("split_sizes", {})
+    out.append("<p>Split sizes: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in split.items())
+               + f". Target fingerprint <code>{_e(t.get('fingerprint'))}</code>.</p>")
+    out.append("<h3>Privacy ledger</h3><table>")
+    for k in ("unit", "epsilon", "delta", "accountant", "status"):
+        out.append(f"<tr><th>{_e(k)}</th><td>{_e(led.get(k))}</td></tr>")
+    out.append("</table>")
+    if led.get("notes"):
+        out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in led["notes"]) + "</ul>")
+    return "".join(out)
+
+
+def _binary_table(report: Mapping[str, Any], gate: Any | None) -> str:
+    attacks = [a for a in report["attacks"] if "binary" in a.get("metrics", {})]
+    if not attacks:
+        return ""
+    out = ["<table><tr><th>attack</th><th>members / non-members</th>"]
+    out += [f"<th>{_e(m)}</th>" for m in TABLE_METRICS[:-1]]
+    out += ["<th>accuracy at the attack's threshold</th><th>ε lower bound</th>"]
+    if gate is not None:
+        out.append("<th>gate</th>")
+    out.append("</tr>")
+    for a in attacks:
+        b = a["metrics"]["binary"]
+        lb = a["metrics"].get("epsilon_lower_bound")
+        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td>"
+                   f'<td class="num">{b.get("n_pos")} / {b.get("n_neg")}</td>')
+        out += [_est_cell(metric_estimate(a, m)) for m in TABLE_METRICS]
+        out.append(f'<td class="num">{_f(lb["epsilon_lb"]) if lb else "–"}</td>')
+        if gate is not None:
+            mine = [c for c in gate.checks if c.attack == a["attack"]]
+            bad = [c for c in mine if not c.passed]
+            badge = ('<span class="badge bad">crossed</span>' if bad else
+                     '<span class="badge ok">pass</span>' if mine else "–")
+            out.append(f"<td>{badge}</td>")
+        out.append("</tr>")
+    out.append('<tr><td><i>trivial baseline</i></td><td></td>')
+    base = attacks[0].get("baseline", {})
+    for m in TABLE_METRICS:
+        if m in _BASELINE_KEY and _BASELINE_KEY[m] in base:
+            out.append(f'<td class="num">{_f(base[_BASELINE_KEY[m]])}</td>')
+        elif m.startswith("tpr@"):
+            out.append('<td class="num">= FPR</td>')
+        else:
+            out.append("<td></td>")
+    out.append("<td></td>" + ("<td></td>" if gate is not None else "") + "</tr></table>")
+    return "".join(out)
+
+
+def _multiclass_table(report: Mapping[str, Any]) -> str:
+    attacks = [a for a in report["attacks"] if "multiclass" in a.get("metrics", {})]
+    if not attacks:
+        return ""
+    out = ["<h3>Attribute inference</h3><table><tr><th>attack</th><th>n</th>"]
+    out += [f"<th>{_e(m)}</th>" for m in MC_METRICS] + ["<th>majority baseline</th></tr>"]
+    for a in attacks:
+        mc = a["metrics"]["multiclass"]
+        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td><td class=\"num\">{mc.get('n')}</td>")
+        out += [_est_cell(metric_estimate(a, m)) for m in MC_METRICS]
+        out.append(f'<td class="num">{_f(mc.get("majority_baseline"))}</td></tr>')
+    out.append("</table>")
+    return "".join(out)
+
+
+def _attack_details(report: Mapping[str, Any]) -> str:
+    out = []
+    led = report["ledger"]
+    for a in report["attacks"]:
+        tm = a.get("threat_model", {})
+        items = [f"task <b>{_e(a.get('task'))}</b>; threat model {_e(tm.get('access'))}, "
+                 f"outputs {_e(', '.join(tm.get('outputs', [])))}, graph knowledge "
+                 f"{_e(tm.get('graph_knowledge'))}; queries in the "
+                 f"<code>{_e(a.get('query_graph'))}</code> graph"]
+        if a.get("config"):
+            items.append("config: " + ", ".join(f"<code>{_e(k)}={_e(v)}</code>"
+                                                for k, v in sorted(a["config"].items())))
+        o = a.get("metrics", {}).get("oracle_balanced_accuracy")
+        if o:
+            items.append(f"oracle balanced accuracy (threshold chosen on the evaluation labels, "
+                         f"an upper bound): {_f(o['value'])}")
+        lb = a.get("metrics", {}).get("epsilon_lower_bound")
+        if lb:
+            claimed = led.get("epsilon")
+            flag = ""
+            if claimed not in ("inf", None) and float(lb["epsilon_lb"]) > float(claimed):
+                flag = (' <span class="badge bad">violation: claimed ε is below the measured '
+                        "lower bound</span>")
+            items.append(f"empirical ε lower bound {_f(lb['epsilon_lb'])} at "
+                         f"{_f(lb.get('confidence', 0.95), 2)} confidence (claimed ε "
+                         f"{_e(claimed)}){flag}")
+        if a.get("compat_flags"):
+            items.append('<span class="badge warn">compatibility flags on</span> '
+                         + _e(", ".join(a["compat_flags"])))
+        items += [_e(n) for n in a.get("notes", [])]
+        out.append(f"<h3>{_e(a['attack'])}</h3><ul>"
+                   + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
+    return "".join(out)
+
+
+def _gate_section(gate: Any) -> str:
+    status = ('<span class="badge ok">passed</span>' if gate.passed else
+              f'<span class="badge bad">failed: {len(gate.failures)} crossed</span>')
+    out = [f"<h2>Privacy gate {status}</h2><p>Gated on the <b>{_e(gate.bound)}</b> "
+           "confidence bound.</p><table><tr><th></th><th>attack</th><th>metric</th>"
+           "<th>kind</th><th>gated</th><th>limit</th></tr>"]
+    for c in gate.checks:
+        badge = '<span class="badge ok">ok</span>' if c.passed else \
+            '<span class="badge bad">crossed</span>'
+        out.append(f"<tr><td>{badge}</td><td>{_e(c.attack)}</td><td>{_e(c.metric)}</td>"
+                   f"<td>{_e(c.kind)}</td><td class=\"num\">{_f(c.observed, 4)}</td>"
+                   f"<td class=\"num\">{_f(c.limit, 4)}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def render_html(
+    report: Mapping[str, Any],
+    *,
+    results: Sequence[Any] | None = None,
+    tradeoff: Sequence[Mapping[str, Any]] | None = None,
+    gate: Any | None = None,
+    title: str = "graphleaks audit report",
+) -> str:
+    """Render a report dictionary as one self-contained HTML page.
+
+    Args:
+        report: A report dictionary (``AuditReport.to_dict()`` or ``load_report``).
+        results: Optional ``AttackResult`` objects, used for ROC curves when the report has
+            no ``metrics["roc"]`` entries.
+        tradeoff: Optional rows for the privacy–utility plot (results-store rows of a sweep
+            over several ε); the plot is drawn when they span at least two ε values.
+        gate: Optional :class:`~graphleaks.audit.regression.GateResult` to show.
+        title: Page title.
+    """
+    body = [f"<h1>{_e(title)}</h1>"]
+    cfg = report.get("config", {})
+    sub = [f"seed {_e(report.get('seed'))}", f"report schema {_e(report.get('schema_version'))}",
+           f"graphleaks {_e(report.get('versions', {}).get('graphleaks', '?'))}"]
+    if cfg.get("spec_hash"):
+        sub.append(f"spec <code>{_e(cfg['spec_hash'])}</code>")
+    body.append(f'<p class="sub">{" · ".join(sub)}</p>')
+    if gate is not None:
+        body.append(_gate_section(gate))
+    body.append(_target_section(report))
+    body.append("<h2>Attacks</h2><p>Values with 95% stratified bootstrap intervals in "
+                "brackets. Scores: higher = more likely positive. TPR@x%FPR is the true "
+                "positive rate at a false positive rate of x (a fraction, not a percent).</p>")
+    body.append(_binary_table(report, gate))
+    body.append(_multiclass_table(report))
+    if any("binary" in a.get("metrics", {}) for a in report["attacks"]):
+        body.append(_figure(forest_figure(report), "Estimates with 95% intervals; dashed red: "
+                            "what an adversary gets without looking at the target.",
+                            "metric estimates with confidence intervals"))
+    curves = roc_points(report, results)
+    if curves:
+        body.append(_figure(roc_figure(curves), "ROC curves on log–log axes: the low-FPR "
+                            "region (left) is where membership leakage matters. Grey lines "
+                            "mark FPR 0.1% and 1%.", "ROC curves on log-log axes"))
+    else:
+        body.append('<p class="sub">No ROC curves: the report has no <code>roc</code> '
+                    "points and no attack results were given.</p>")
+    if tradeoff:
+        eps = {r.get("epsilon") for r in tradeoff}
+        if len(eps) >= 2:
+            body.append("<h2>Privacy–utility trade-off</h2>")
+            body.append(_figure(privacy_utility_figure(tradeoff), "Attack AUC (left) and "
+                                "target test accuracy (right) against the privacy budget ε.",
+                                "privacy-utility trade-off"))
+    body.append("<h2>Attack details</h2>")
+    body.append(_attack_details(report))
+    versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.get("versions", {})
+                                                                 .items()))
+    body.append(f"<footer>Library versions: {versions}.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\">"
+            f"<style>{CSS}</style></head><body><main>"
+            + "\n".join(body) + "</main></body></html>\n")
+
+
+def write_html(report: Mapping[str, Any], path: str | Path, **kwargs: Any) -> Path:
+    """Write :func:`render_html` atomically to ``path`` (``report.html`` if a folder)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "report.html"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = render_html(report, **kwargs)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p

@@ -1,0 +1,226 @@
+"""An embedded SQLite store of sweep runs: one row per run.
+
+A row is keyed by the hash of its run configuration. Rows are first written as
+``pending``; a finished run replaces its row with ``done`` (or ``failed``) and its metrics
+in a single transaction, so a process killed at any point (even by ``kill -9``) leaves every
+row either finished or still to do: a resumed sweep reruns exactly the unfinished ones and
+never duplicates a run. Only the coordinating process writes; workers return results.
+
+Example:
+    >>> store = ResultsStore(":memory:")
+    >>> store.add_pending([{"config_hash": "h1", "defense": "none", "epsilon": None,
+    ...                     "attack": "confidence_mia", "seed": 0, "config": {}}])
+    1
+    >>> store.record_done("h1", metrics={"binary": {}}, utility={}, ledger={},
+    ...                   train_s=0.1, attack_s=0.2)
+    >>> [r["status"] for r in store.rows()]
+    ['done']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphleaks.errors import DataError
+
+STORE_VERSION = 1
+STATUSES = ("pending", "done", "failed")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    config_hash TEXT PRIMARY KEY,
+    defense TEXT NOT NULL,
+    epsilon REAL,
+    attack TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    config_json TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+    metrics_json TEXT,
+    utility_json TEXT,
+    ledger_json TEXT,
+    error TEXT,
+    train_s REAL,
+    attack_s REAL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    worker_pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+"""
+
+#: Columns a comparison of two sweeps should look at (timings, pids and dates excluded).
+RESULT_COLUMNS = ("config_hash", "defense", "epsilon", "attack", "seed", "status",
+                  "metrics_json", "utility_json", "ledger_json")
+
+
+class ResultsStore:
+    """A SQLite results database (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._con.row_factory = sqlite3.Row
+            if self.path != ":memory:":
+                self._con.execute("PRAGMA journal_mode=WAL")
+            self._con.execute("PRAGMA synchronous=FULL")
+            self._con.executescript(_SCHEMA)
+            row = self._con.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise DataError(f"results store {self.path} is not a graphleaks SQLite "
+                            f"database: {exc}") from None
+        if row is None:
+            self._con.execute("INSERT OR IGNORE INTO meta VALUES ('store_version', ?)",
+                              (str(STORE_VERSION),))
+        elif int(row[0]) != STORE_VERSION:
+            raise DataError(f"results store {self.path} has store_version {row[0]}; this "
+                            f"graphleaks reads version {STORE_VERSION}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._con.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value under ``key`` (e.g. the sweep spec)."""
+        self._con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                          (key, json.dumps(value, sort_keys=True)))
+
+    def get_meta(self, key: str) -> Any:
+        """The JSON value stored under ``key``, or None."""
+        row = self._con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def add_pending(self, runs: Iterable[Mapping[str, Any]]) -> int:
+        """Insert runs not yet in the store as ``pending``; returns how many were new."""
+        now = time.time()
+        with self._tx():
+            before = self._count()
+            self._con.executemany(
+                "INSERT OR IGNORE INTO runs (config_hash, defense, epsilon, attack, seed, "
+                "config_json, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                [(r["config_hash"], r["defense"], r["epsilon"], r["attack"], int(r["seed"]),
+                  json.dumps(r["config"], sort_keys=True), now) for r in runs])
+            return self._count() - before
+
+    def _count(self) -> int:
+        return int(self._con.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def _tx(self) -> Any:
+        con = self._con
+
+        class _Tx:
+            def __enter__(self) -> None:
+                con.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self, exc_type: Any, *rest: Any) -> None:
+                con.execute("ROLLBACK" if exc_type else "COMMIT")
+
+        return _Tx()
+
+    def todo(self, hashes: Sequence[str] | None = None, *, retry_failed: bool = False
+             ) -> list[str]:
+        """Hashes of runs still to do (pending, and failed when ``retry_failed``)."""
+        statuses = ("pending", "failed") if retry_failed else ("pending",)
+        q = f"SELECT config_hash FROM runs WHERE status IN ({','.join('?' * len(statuses))})"
+        found = {r[0] for r in self._con.execute(q, statuses)}
+        return [h for h in (hashes if hashes is not None else sorted(found)) if h in found]
+
+    def record_many(self, outcomes: Sequence[Mapping[str, Any]]) -> None:
+        """Finish several runs in one transaction (all or none are recorded)."""
+        now = time.time()
+        with self._tx():
+            for o in outcomes:
+                cur = self._con.execute(
+                    "UPDATE runs SET status=?, metrics_json=?, utility_json=?, ledger_json=?, "
+                    "error=?, train_s=?, attack_s=?, attempts=attempts+1, finished_at=?, "
+                    "worker_pid=? WHERE config_hash=? AND status != 'done'",
+                    (o["status"], _dump(o.get("metrics")), _dump(o.get("utility")),
+                     _dump(o.get("ledger")), o.get("error"), o.get("train_s"),
+                     o.get("attack_s"), now, o.get("worker_pid", os.getpid()),
+                     o["config_hash"]))
+                if cur.rowcount != 1:
+                    raise DataError(f"run {o['config_hash']} is not a pending run of this store")
+
+    def record_done(self, config_hash: str, *, metrics: Any, utility: Any, ledger: Any,
+                    train_s: float, attack_s: float) -> None:
+        """Finish one run successfully."""
+        self.record_many([{"config_hash": config_hash, "status": "done", "metrics": metrics,
+                           "utility": utility, "ledger": ledger, "train_s": train_s,
+                           "attack_s": attack_s}])
+
+    def rows(self, *, status: str | None = None, defense: str | None = None,
+             attack: str | None = None) -> list[dict[str, Any]]:
+        """Rows as dictionaries with JSON columns decoded (``metrics``, ``utility``, ...)."""
+        q, args = "SELECT * FROM runs WHERE 1=1", []
+        for col, val in (("status", status), ("defense", defense), ("attack", attack)):
+            if val is not None:
+                q += f" AND {col}=?"
+                args.append(val)
+        q += " ORDER BY defense, epsilon IS NULL, epsilon, attack, seed, config_hash"
+        out = []
+        for r in self._con.execute(q, args):
+            d = dict(r)
+            for k in ("config", "metrics", "utility", "ledger"):
+                raw = d.get(f"{k}_json")
+                d[k] = json.loads(raw) if raw else None
+            out.append(d)
+        return out
+
+    def counts(self) -> dict[str, int]:
+        """Number of rows per status."""
+        out = dict.fromkeys(STATUSES, 0)
+        for status, n in self._con.execute("SELECT status, COUNT(*) FROM runs GROUP BY status"):
+            out[status] = int(n)
+        return out
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, allow_nan=False)
+
+
+def flat_row(row: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
+    """A flat record of one row: identifiers, chosen metric values/CIs, utility, timings."""
+    from graphleaks.audit.spec import metric_estimate
+
+    out: dict[str, Any] = {k: row.get(k) for k in ("config_hash", "defense", "epsilon",
+                                                    "attack", "seed", "status")}
+    for m in metrics:
+        est = metric_estimate({"metrics": row.get("metrics") or {}}, m)
+        out[m] = None if est is None else est["value"]
+        out[f"{m}_lo"] = None if est is None or est["ci"] is None else est["ci"][0]
+        out[f"{m}_hi"] = None if est is None or est["ci"] is None else est["ci"][1]
+    util = row.get("utility") or {}
+    out["test_accuracy"] = util.get("test_accuracy")
+    out["claimed_epsilon"] = (row.get("ledger") or {}).get("epsilon")
+    out["train_s"], out["attack_s"] = row.get("train_s"), row.get("attack_s")
+    out["error"] = row.get("error")
+    return out
+
+
+def to_csv(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
+    """CSV text of :func:`flat_row` records."""
+    flat = [flat_row(r, metrics) for r in rows]
+    buf = io.StringIO()
+    cols = list(flat[0]) if flat else ["config_hash"]
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows(flat)
+    return buf.getvalue()

@@ -1,0 +1,80 @@
+"""``graphleaks results``: query and export a sweep's SQLite store, plot the trade-off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def results(
+    db: Annotated[Path, typer.Argument(help="SQLite results store written by graphleaks "
+                                            "sweep.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
+    = "table",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the export here "
+                                                                 "instead of stdout.")] = None,
+    metric: Annotated[list[str] | None, typer.Option(
+        help="Metric column (repeatable; default auc, tpr@1%fpr, tpr@0.1%fpr).")] = None,
+    status: Annotated[str | None, typer.Option(help="Only rows with this status "
+                                                    "(pending, done, failed).")] = None,
+    defense: Annotated[str | None, typer.Option(help="Only this defense.")] = None,
+    attack: Annotated[str | None, typer.Option(help="Only this attack.")] = None,
+    plot: Annotated[Path | None, typer.Option(
+        help="Write a privacy–utility PNG (first metric vs ε) here.")] = None,
+) -> None:
+    """Query, export (CSV, JSON) and plot the runs of a sweep."""
+    from graphleaks.audit.results_store import STATUSES, ResultsStore, flat_row, to_csv
+    from graphleaks.audit.spec import check_metric
+    from graphleaks.errors import DataError, InvalidConfigError
+
+    if not db.is_file():
+        raise DataError(f"results store {db} does not exist")
+    if fmt not in ("table", "csv", "json"):
+        raise InvalidConfigError(f"--format must be table, csv or json, got {fmt!r}")
+    if status is not None and status not in STATUSES:
+        raise InvalidConfigError(f"--status must be one of {', '.join(STATUSES)}, "
+                                 f"got {status!r}")
+    metrics = [check_metric(m, "--metric") for m in (metric or
+                                                     ["auc", "tpr@1%fpr", "tpr@0.1%fpr"])]
+    with ResultsStore(db) as store:
+        rows = store.rows(status=status, defense=defense, attack=attack)
+        counts = store.counts()
+    if fmt == "csv":
+        text = to_csv(rows, metrics)
+    elif fmt == "json":
+        text = json.dumps([flat_row(r, metrics) for r in rows], indent=2) + "\n"
+    else:
+        lines = [f"runs: {counts['done']} done, {counts['pending']} pending, "
+                 f"{counts['failed']} failed"]
+        head = ["defense", "epsilon", "attack", "seed", "status", *metrics, "test_acc"]
+        table = [head]
+        for r in rows:
+            f = flat_row(r, metrics)
+            table.append([str(f["defense"]), "-" if f["epsilon"] is None else f"{f['epsilon']:g}",
+                          str(f["attack"]), str(f["seed"]), str(f["status"])]
+                         + ["-" if f[m] is None else f"{f[m]:.3f}" for m in metrics]
+                         + ["-" if f["test_accuracy"] is None else f"{f['test_accuracy']:.3f}"])
+        widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+                  for row in table]
+        text = "\n".join(lines) + "\n"
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+    else:
+        typer.echo(text, nl=False)
+    if plot is not None:
+        from graphleaks.audit.html import privacy_utility_figure
+
+        done = [r for r in rows if r["status"] == "done"]
+        if not done:
+            raise DataError(f"no finished runs in {db} to plot")
+        fig = privacy_utility_figure(done, metric=metrics[0])
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(plot, dpi=120, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

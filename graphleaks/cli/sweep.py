@@ -1,0 +1,41 @@
+"""``graphleaks sweep``: run or resume a defenses × ε × attacks × seeds grid into SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from graphleaks.cli._common import Verbose, setup_logging
+
+
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="Sweep spec (TOML): an audit spec plus a "
+                                              "[sweep] table of defenses, epsilons, seeds.")],
+    db: Annotated[Path, typer.Option("--db", help="SQLite results store (created or "
+                                                  "resumed).")] = Path("graphleaks-sweep.sqlite"),
+    workers: Annotated[int, typer.Option(help="Processes in the local pool.")] = 1,
+    backend: Annotated[str, typer.Option(help="Execution backend: process.")] = "process",
+    retry_failed: Annotated[bool, typer.Option(help="Rerun runs recorded as failed.")]
+    = False,
+    dry_run: Annotated[bool, typer.Option(help="List the runs and exit.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
+    from graphleaks.audit.sweep import expand_grid, load_sweep_spec, run_sweep
+
+    setup_logging(verbose)
+    s = load_sweep_spec(spec)
+    if dry_run:
+        runs = [{k: r[k] for k in ("config_hash", "defense", "epsilon", "attack", "seed")}
+                for u in expand_grid(s) for r in u.runs]
+        typer.echo(json.dumps(runs, indent=2))
+        return
+    summary = run_sweep(s, db, workers=workers, backend=backend, retry_failed=retry_failed)
+    typer.echo(json.dumps(summary.to_dict(), indent=2))
+    if summary.failed:
+        typer.echo(f"{summary.failed} runs failed; see `graphleaks results {db} --status "
+                   "failed`", err=True)
+        raise typer.Exit(1)

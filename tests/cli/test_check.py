@@ -1,0 +1,110 @@
+"""``graphleaks check``: exit 3 on a leaky target, 0 on a defended one, 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from graphleaks.audit.report import write_report
+from graphleaks.audit.spec import parse_spec, run_spec
+from graphleaks.cli import _one_line_errors
+from graphleaks.cli.check import check
+
+app = typer.Typer()
+app.command("check")(_one_line_errors(check))
+app.command("noop")(lambda: None)  # keep a multi-command app so "check" is a subcommand
+runner = CliRunner()
+
+TARGET = {"dataset": "synthetic",
+          "synthetic": {"num_nodes": 200, "num_features": 16, "seed": 1},
+          "architecture": {"dropout": 0.0, "weight_decay": 0.0, "epochs": 100, "patience": 0}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _audit(tmp, name, **target):
+    spec = parse_spec({"target": {**TARGET, **target}, "audit": {"n_bootstrap": 100},
+                       "attacks": {"confidence_mia": {"threshold": "none"}}})
+    json_path, _ = write_report(run_spec(spec), tmp / name)
+    return json_path
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reports")
+    leaky = _audit(tmp, "leaky")
+    defended = _audit(tmp, "defended", defense="gap-ndp",
+                      defense_params={"epsilon": 1.0, "encoder_epochs": 10, "epochs": 10,
+                                      "max_degree": 20})
+    return leaky, defended
+
+
+def _check(*args):
+    return runner.invoke(app, ["check", *map(str, args)])
+
+
+def test_leaky_fails_defended_passes_same_threshold(reports, tmp_path):
+    leaky, defended = reports
+    r = _check(leaky, "--max", "auc=0.7", "--junit", tmp_path / "j.xml",
+               "--summary", tmp_path / "summary.md")
+    assert r.exit_code == 3, r.output
+    assert "FAILED" in r.stdout
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "1"
+    assert "❌" in (tmp_path / "summary.md").read_text()
+    r = _check(defended, "--max", "auc=0.7", "--summary", tmp_path / "summary.md")
+    assert r.exit_code == 0, r.output
+    # the summary is appended to, like $GITHUB_STEP_SUMMARY
+    text = (tmp_path / "summary.md").read_text()
+    assert text.count("## graphleaks privacy gate") == 2
+
+
+def test_loose_threshold_passes_leaky(reports):
+    r = _check(reports[0], "--max", "auc=0.99", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["passed"] is True
+
+
+def test_baseline_via_config(reports, tmp_path):
+    leaky, defended = reports
+    spec = tmp_path / "audit.toml"
+    spec.write_text(f'[gate]\nbaseline = "{defended.as_posix()}"\ntolerance = 0.05\n'
+                    '[gate.thresholds]\n"tpr@1%fpr" = 1.0\n')
+    assert _check(defended, "--config", spec).exit_code == 0
+    r = _check(leaky, "--config", spec)
+    assert r.exit_code == 3 and "baseline" in r.stdout
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--max", "auc=1.5"], "[0, 1]"),
+    (["--max", "aucc=0.5"], "unknown metric"),
+    ([], "nothing to gate"),
+    (["--max", "auc=0.5", "--bound", "mid"], "--bound"),
+])
+def test_bad_input_exits_2(reports, args, needle):
+    r = _check(reports[0], *args)
+    assert r.exit_code == 2
+    assert needle in r.output
+
+
+def test_bad_report_and_baseline_version(reports, tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{}")
+    assert _check(bad, "--max", "auc=0.5").exit_code == 2
+    old = json.loads(reports[0].read_text())
+    old["schema_version"] = 0
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    r = _check(reports[0], "--baseline", tmp_path / "old.json")
+    assert r.exit_code == 2 and "schema_version" in r.output
