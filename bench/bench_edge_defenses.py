@@ -56,6 +56,8 @@ def main() -> None:
         rss_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         print(f"{name:16s} {ds:17s} n={g.num_nodes:6d} {dt:7.1f} s (target < {limit:.0f} s)"
               f"  peak RSS {rss_gb:.2f} GB  test acc {t.utility.get('test_accuracy', 0):.3f}"
+              f"  release {t.training.get('release_seconds', float('nan')):.1f} s"
+              f"  epochs {t.training.get('epochs_run')}"
               f"  released {t.training.get('released_undirected_edges')}", flush=True)
 
 

@@ -105,7 +105,9 @@ def _figure(fig: Any, caption: str, alt: str) -> str:
 def _pyplot() -> Any:
     import matplotlib
 
-    matplotlib.use("Agg", force=False)
+    # Agg (no display needed) unless the user chose a backend, e.g. Jupyter's inline one
+    if not os.environ.get("MPLBACKEND") and "inline" not in matplotlib.get_backend():
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
@@ -229,9 +231,9 @@ def privacy_utility_figure(
         X = [_x(x) for x in xs]
         (line,) = ax1.plot(X, mean, marker="o", label=f"{defense} · {attack}")
         ax1.fill_between(X, lo, hi, alpha=0.15, color=line.get_color())
-    for defense, pts in sorted(utils.items()):
-        xs = sorted({p[0] for p in pts})
-        mean = [sum(p[1] for p in pts if p[0] == x) / sum(1 for p in pts if p[0] == x)
+    for defense, upts in sorted(utils.items()):
+        xs = sorted({p[0] for p in upts})
+        mean = [sum(p[1] for p in upts if p[0] == x) / sum(1 for p in upts if p[0] == x)
                 for x in xs]
         ax2.plot([_x(x) for x in xs], mean, marker="s", label=defense)
     for ax, ylab in ((ax1, metric), (ax2, utility)):

@@ -136,7 +136,8 @@ def check_report(
 
     Args:
         report: The report to gate.
-        gate: Thresholds, bound and tolerances.
+        gate: Thresholds, bound and tolerances. A threshold for one attack replaces the
+            all-attack threshold of the same metric for that attack.
         baseline: A baseline report; each metric in ``gate.metrics`` of each baseline attack
             may rise by at most its tolerance (both sides read at ``gate.bound``). An attack
             of the baseline that is missing from the report fails its checks.
@@ -154,6 +155,7 @@ def check_report(
     attacks = _attacks(report, "report")
     checks: list[GateCheck] = []
     notes: list[str] = []
+    specific = {(th.attack, th.metric) for th in gate.thresholds if th.attack is not None}
     for th in gate.thresholds:
         if th.attack is not None:
             if th.attack not in attacks:
@@ -161,10 +163,12 @@ def check_report(
                                 f"the report ({', '.join(attacks) or 'no attacks'})")
             targets = [th.attack]
         else:
-            targets = [n for n, a in attacks.items() if metric_estimate(a, th.metric)]
-            if not targets:
+            measured = [n for n, a in attacks.items() if metric_estimate(a, th.metric)]
+            if not measured:
                 raise DataError(f"gate.thresholds.{th.metric}: no attack in the report "
                                 f"measures {th.metric!r}")
+            # an attack-specific threshold overrides the global one for that attack
+            targets = [n for n in measured if (n, th.metric) not in specific]
         for name in targets:
             checks.append(_check(name, th.metric, "threshold", th.limit,
                                  metric_estimate(attacks[name], th.metric), gate.bound))

@@ -234,6 +234,7 @@ def write_report(report: AuditReport, out_dir: str | Path) -> tuple[Path, Path]:
             fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{dest.name}.", suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
                 fh.write(text + "\n")
+            os.chmod(tmp, 0o644)  # mkstemp creates 0600; reports are ordinary files
             temps.append((tmp, dest))
         for tmp, dest in temps:
             os.replace(tmp, dest)

@@ -223,6 +223,20 @@ def run_unit(unit: Unit, *, threads: int | None = 1) -> list[dict[str, Any]]:
     return _json_clean(out)
 
 
+def _worker_init(parent_pid: int) -> None:
+    """Exit a pool worker as soon as its coordinator dies (e.g. ``kill -9``), so no
+    orphaned worker keeps computing runs whose results nobody will record."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            time.sleep(1.0)
+
+    threading.Thread(target=watch, name="graphleaks-parent-watch", daemon=True).start()
+
+
 def _json_clean(value: Any) -> Any:
     from graphleaks.audit.report import _json_safe
 
@@ -292,8 +306,9 @@ def run_sweep(
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
             ctx = mp.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, len(pending)),
-                                     mp_context=ctx) as pool:
+            with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=ctx,
+                                     initializer=_worker_init,
+                                     initargs=(os.getpid(),)) as pool:
                 futures = [pool.submit(run_unit, u, threads=threads_per_worker)
                            for u in pending]
                 try:

@@ -14,8 +14,11 @@ from typing import Any
 import typer
 
 from graphleaks.cli import audit as _audit
+from graphleaks.cli import check as _check
 from graphleaks.cli import embed as _embed
 from graphleaks.cli import listing as _listing
+from graphleaks.cli import results as _results
+from graphleaks.cli import sweep as _sweep
 from graphleaks.cli import train as _train
 from graphleaks.errors import GraphleaksError
 
@@ -55,6 +58,9 @@ register("audit", _audit.audit)
 register("list", _listing.list_cmd)
 register("embed", _embed.embed)
 register("audit-embeddings", _embed.audit_embeddings_cmd)
+register("check", _check.check)
+register("sweep", _sweep.sweep)
+register("results", _results.results)
 
 
 def main() -> None:

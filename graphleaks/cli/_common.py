@@ -87,3 +87,20 @@ def defense_params(
             raise InvalidConfigError(f"defense {cls.name!r} takes no --{name}")
         out[name] = value
     return out
+
+
+def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) -> None:
+    """Refuse ``--param OWNER.FIELD=...`` whose owner is not an attack/defense/arch in use.
+
+    Raises:
+        InvalidConfigError: Naming the unknown owner and the valid ones.
+    """
+    from graphleaks._registry import normalize_name
+
+    valid = {normalize_name(a) for a in allowed}
+    for owner in params:
+        if normalize_name(owner) not in valid:
+            raise InvalidConfigError(
+                f"--param {owner}.…: {owner!r} is not in use here; parameters can be set for: "
+                f"{', '.join(sorted(set(allowed)))}"
+            )

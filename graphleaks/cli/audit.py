@@ -8,10 +8,12 @@ from typing import Annotated
 
 import typer
 
+from graphleaks.audit.report import AuditReport
 from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
+    check_param_owners,
     defense_params,
     load_graph,
     parse_params,
@@ -56,6 +58,9 @@ def audit(
     aux_frac: Annotated[float, typer.Option(
         help="With --embeddings: fraction of nodes whose attribute the adversary knows.")]
     = 0.3,
+    config_file: Annotated[Path | None, typer.Option(
+        "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate); other "
+                         "target and attack options are then ignored.")] = None,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -80,9 +85,20 @@ def audit(
         run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
                                 json_out)
         return
+    if config_file is not None:
+        from graphleaks.audit.html import write_html
+        from graphleaks.audit.spec import load_spec, run_spec
+
+        report = run_spec(load_spec(config_file), device=device)
+        json_path, md_path = write_report(report, out)
+        write_html(report.to_dict(), out / "report.html")
+        _print_summary(report, json_path, md_path, json_out)
+        return
     params = parse_params(param)
     names = attack or list(DEFAULT_ATTACKS)
-    attack_objs = [attacks.get(n)(**params.get(attacks.get(n).name, {})) for n in names]
+    resolved = [attacks.get(n).name for n in names]
+    check_param_owners(params, resolved + ([] if bundle else [defense, arch]))
+    attack_objs = [attacks.get(n)(**params.get(n, {})) for n in resolved]
     if bundle is not None:
         graph = None
         if edges is not None or features is not None or dataset is not None:
@@ -98,9 +114,21 @@ def audit(
     report = run_audit(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                        view=query_graph, config=config)
     json_path, md_path = write_report(report, out)
+    from graphleaks.audit.html import write_html
+
+    write_html(report.to_dict(), out / "report.html")
+    _print_summary(report, json_path, md_path, json_out)
+
+
+def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out: bool) -> None:
     if json_out:
         typer.echo(report.to_json())
-    else:
-        summary = {a.attack: {"auc": a.metrics["binary"]["auc"]} for a in report.attacks}
-        typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
-                               "attacks": summary}, indent=2))
+        return
+    summary = {}
+    for a in report.attacks:
+        m = a.metrics
+        summary[a.attack] = ({"auc": m["binary"]["auc"]} if "binary" in m else
+                             {"f1_micro": m["multiclass"]["f1_micro"]})
+    typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
+                           "html": str(json_path.parent / "report.html"),
+                           "attacks": summary}, indent=2))

@@ -32,6 +32,8 @@ def check(
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
     summary: Annotated[Path | None, typer.Option(
         help="Append a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\").")] = None,
+    html: Annotated[Path | None, typer.Option(
+        help="Write a self-contained HTML report with the gate result here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
     = False,
 ) -> None:
@@ -76,6 +78,10 @@ def check(
         summary.parent.mkdir(parents=True, exist_ok=True)
         with summary.open("a", encoding="utf-8") as fh:
             fh.write(md + "\n")
+    if html is not None:
+        from graphleaks.audit.html import write_html
+
+        write_html(data, html, gate=result)
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:

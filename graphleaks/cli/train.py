@@ -12,6 +12,7 @@ from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
+    check_param_owners,
     defense_params,
     load_graph,
     parse_params,
@@ -53,6 +54,7 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     params = parse_params(param)
+    check_param_owners(params, [arch, defense])
     spec = ArchitectureSpec.from_dict({"arch": arch, "epochs": epochs, **params.pop(arch, {})})
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)

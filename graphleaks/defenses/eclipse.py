@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,6 +201,7 @@ class Eclipse(Defense):
             raise InvalidConfigError(f"The rank parameter of {type(self).__name__} must be "
                                      f"smaller than the number of nodes ({n}). "
                                      f"Got {cfg.rank!r} instead.")
+        start = time.perf_counter()
         keys = pair_keys(private_input_edges(graph, split), n)
         m = len(keys)
         rngs = Rngs.from_seed(seed, self.name)
@@ -252,6 +254,7 @@ class Eclipse(Defense):
         info.update({"sigma": sigma, "delta": delta,
                      "top_singular_values": [float(v) for v in s[:5]]})
         chosen = top_upper_entries(u * s_used, vt, t)
+        info["release_seconds"] = time.perf_counter() - start
         return train_on_released(graph, split, spec, seed, keys_to_edge_index(chosen, n),
                                  ledger, info)
 

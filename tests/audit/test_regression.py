@@ -45,6 +45,12 @@ def test_attack_specific_threshold_and_missing_attack():
         check_report(r, GateSpec(thresholds=(Threshold("f1_macro", 0.9),)))
 
 
+def test_attack_specific_threshold_overrides_global():
+    gate = GateSpec(thresholds=(Threshold("auc", 0.5), Threshold("auc", 0.8, "confidence_mia")))
+    res = check_report(_report(), gate)
+    assert res.passed and [c.limit for c in res.checks] == [0.8]
+
+
 def test_nothing_to_check_is_an_error():
     with pytest.raises(InvalidConfigError, match="nothing to gate"):
         check_report(_report(), GateSpec())

@@ -71,10 +71,11 @@ def test_leaky_fails_defended_passes_same_threshold(reports, tmp_path):
     assert text.count("## graphleaks privacy gate") == 2
 
 
-def test_loose_threshold_passes_leaky(reports):
-    r = _check(reports[0], "--max", "auc=0.99", "--json")
+def test_loose_threshold_passes_leaky(reports, tmp_path):
+    r = _check(reports[0], "--max", "auc=0.99", "--json", "--html", tmp_path / "r.html")
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["passed"] is True
+    assert "Privacy gate" in (tmp_path / "r.html").read_text()
 
 
 def test_baseline_via_config(reports, tmp_path):
