@@ -3,7 +3,8 @@
 Each case is ``Defense.fit`` end to end (SVD / perturbation, top-T selection, GCN training,
 utility) on a transductive split; loading the dataset is excluded from the timing. Peak RSS
 is ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` after the run (the process maximum).
-EdgeRR (HeteroRR's pHRG) is not implemented yet, so there is no EdgeRR case.
+``heterorr-edgerr`` times HeteroRR on Cora (FeatureRR + EdgeRR with the default 200 000
+MCMC proposals, target < 2 min); ``release`` is the EdgeRR part alone.
 
 Usage: ``python bench/bench_edge_defenses.py [--data-root DIR] [--only NAME] [--epochs N]``.
 Figures only, no assertions.
@@ -32,6 +33,7 @@ CASES = [  # (name, dataset, defense, params, target seconds)
     ("eclipse-strict", "amazon-computers", "eclipse-strict", {"epsilon": 1.0}, 60.0),
     ("lapgraph", "amazon-computers", "lapgraph", {"epsilon": 1.0}, 60.0),
     ("edgerand-eps8", "cora", "edgerand", {"epsilon": 8.0}, 60.0),
+    ("heterorr-edgerr", "cora", "heterorr", {"epsilon": 1.0, "epsilon_e": 1.0}, 120.0),
 ]
 
 

@@ -13,7 +13,8 @@ A sweep spec is an audit spec (``[target]``, ``[audit]``, ``[attacks.*]``) plus 
 Each (defense, ε, seed) trains one target; every attack then runs against it and gives
 one row. A unit's rows are committed together, so a sweep killed at any point resumes
 with nothing lost and no run duplicated (see :mod:`graphleaks.audit.results_store`).
-Units run in a local process pool (``workers`` > 1) or in this process.
+Units run in a local process pool (``workers`` > 1), in this process, or on Ray
+(``backend="ray"``, see :mod:`graphleaks.audit._ray_backend`).
 
 Example:
     >>> spec = parse_sweep_spec({"target": {"dataset": "synthetic"},
@@ -49,7 +50,7 @@ from graphleaks.errors import InvalidConfigError
 
 logger = logging.getLogger(__name__)
 
-BACKENDS = ("process",)
+BACKENDS = ("process", "ray")
 
 
 @dataclass(frozen=True)
@@ -266,20 +267,31 @@ def run_sweep(
     backend: str = "process",
     retry_failed: bool = False,
     threads_per_worker: int | None = 1,
+    address: str | None = None,
 ) -> SweepSummary:
     """Run (or resume) a sweep into a SQLite store.
 
     Args:
         spec: The sweep.
         store_path: SQLite file; created if missing. Runs already ``done`` are skipped.
-        workers: Processes in the local pool; 1 runs everything in this process.
-        backend: ``process`` (a local process pool).
+        workers: Processes in the local pool; 1 runs everything in this process. With
+            ``backend="ray"``: CPUs of the local Ray instance.
+        backend: ``process`` (a local process pool) or ``ray`` (Ray tasks; the store is
+            still written by this process only).
         retry_failed: Also rerun runs recorded as ``failed``.
         threads_per_worker: Torch threads per worker (None: leave torch's default).
+        address: With ``backend="ray"``: an existing Ray cluster's address; None starts a
+            local Ray instance.
     """
     if backend not in BACKENDS:
         raise InvalidConfigError(f"backend must be one of {', '.join(BACKENDS)}, got "
-                                 f"{backend!r} (Ray is not supported yet)")
+                                 f"{backend!r}")
+    if address is not None and backend != "ray":
+        raise InvalidConfigError("address is only used with backend 'ray'")
+    if backend == "ray":
+        from graphleaks.audit import _ray_backend
+
+        _ray_backend._import_ray()  # fail before touching the store
     if workers < 1:
         raise InvalidConfigError(f"workers must be >= 1, got {workers}")
     units = expand_grid(spec)
@@ -296,7 +308,16 @@ def run_sweep(
         n_todo = sum(len(u.runs) for u in pending)
         logger.info("sweep: %d runs, %d to do", total, n_todo)
         failed = 0
-        if workers == 1 or len(pending) <= 1:
+        if backend == "ray":
+            from graphleaks.audit._ray_backend import iter_unit_outcomes
+
+            if pending:
+                for outcomes in iter_unit_outcomes(pending, workers=workers,
+                                                   threads=threads_per_worker,
+                                                   address=address):
+                    store.record_many(outcomes)
+                    failed += sum(o["status"] == "failed" for o in outcomes)
+        elif workers == 1 or len(pending) <= 1:
             for u in pending:
                 outcomes = run_unit(u, threads=threads_per_worker)
                 store.record_many(outcomes)

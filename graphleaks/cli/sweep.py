@@ -16,8 +16,14 @@ def sweep(
                                               "[sweep] table of defenses, epsilons, seeds.")],
     db: Annotated[Path, typer.Option("--db", help="SQLite results store (created or "
                                                   "resumed).")] = Path("graphleaks-sweep.sqlite"),
-    workers: Annotated[int, typer.Option(help="Processes in the local pool.")] = 1,
-    backend: Annotated[str, typer.Option(help="Execution backend: process.")] = "process",
+    workers: Annotated[int, typer.Option(help="Processes in the local pool (with --backend "
+                                              "ray: CPUs of the local Ray instance).")] = 1,
+    backend: Annotated[str, typer.Option(help="Execution backend: process (a local process "
+                                              "pool) or ray (needs `pip install ray`).")]
+    = "process",
+    address: Annotated[str | None, typer.Option(help="With --backend ray: address of an "
+                                                     "existing Ray cluster (default: start "
+                                                     "a local Ray instance).")] = None,
     retry_failed: Annotated[bool, typer.Option(help="Rerun runs recorded as failed.")]
     = False,
     dry_run: Annotated[bool, typer.Option(help="List the runs and exit.")] = False,
@@ -33,7 +39,8 @@ def sweep(
                 for u in expand_grid(s) for r in u.runs]
         typer.echo(json.dumps(runs, indent=2))
         return
-    summary = run_sweep(s, db, workers=workers, backend=backend, retry_failed=retry_failed)
+    summary = run_sweep(s, db, workers=workers, backend=backend, retry_failed=retry_failed,
+                        address=address)
     typer.echo(json.dumps(summary.to_dict(), indent=2))
     if summary.failed:
         typer.echo(f"{summary.failed} runs failed; see `graphleaks results {db} --status "

@@ -159,7 +159,8 @@ class HeteroRRConfig:
         public_fraction: Fraction of nodes whose features and labels are public (θ source).
         epsilon_e: EdgeRR edge budget ε_e = ε_e1 + ε_e2 for the private edges.
         mcmc_fraction: ε_e1/ε_e, the share of the MCMC (exponential mechanism).
-        mcmc_steps: Fixed number of MCMC iterations (data-independent; §5.3 E5).
+        mcmc_steps: Fixed number of MCMC iterations (data-independent; §5.3 E5); ``None``
+            = min(200 000, 50·n), which depends only on the public node count.
     """
 
     epsilon: float = field(default=1.0, metadata={"range": (0, None), "closed": "neither"})
@@ -173,7 +174,8 @@ class HeteroRRConfig:
     epsilon_e: float = field(default=1.0, metadata={"range": (0, None), "closed": "neither"})
     mcmc_fraction: float = field(default=0.5, metadata={"range": (0.0, 1.0),
                                                         "closed": "neither"})
-    mcmc_steps: int = field(default=200_000, metadata={"range": (0, None)})
+    mcmc_steps: int | None = field(default=None, metadata={"range": (0, None),
+                                                           "optional": True})
 
 
 class HeteroRR(Defense):
@@ -214,14 +216,15 @@ class HeteroRR(Defense):
             theta = combine_theta(alpha[None, :], beta, cfg.gamma)
             eps = torch.from_numpy(theta * cfg.epsilon)
         z = kbin_mechanism(x, eps, cfg.k, rngs.child("rr").torch)
+        steps = cfg.mcmc_steps if cfg.mcmc_steps is not None else min(200_000, 50 * n)
         t0 = time.perf_counter()
         er = edge_rr(n, public_keys, keys[private], cfg.epsilon_e,
-                     mcmc_fraction=cfg.mcmc_fraction, mcmc_steps=cfg.mcmc_steps,
+                     mcmc_fraction=cfg.mcmc_fraction, mcmc_steps=steps,
                      chain="joint" if cfg.mode == "corrected" else "alternating",
                      private_nodes=np.ones(n, dtype=bool) if cfg.mode == "corrected" else None,
                      seed_rngs=rngs.child("edgerr"))
         release_s = time.perf_counter() - t0
-        ledger = self._ledger(cfg, int(private.sum()), len(keys), er)
+        ledger = self._ledger(cfg, int(private.sum()), len(keys), er, steps)
         released = keys_to_edge_index(np.union1d(public_keys, er.private_keys), n)
         target = train_on_released(
             graph, split, spec, seed, released, ledger,
@@ -236,7 +239,7 @@ class HeteroRR(Defense):
 
     @staticmethod
     def _ledger(cfg: HeteroRRConfig, n_private: int, n_edges: int,
-                er: EdgeRRResult) -> PrivacyLedger:
+                er: EdgeRRResult, steps: int) -> PrivacyLedger:
         edge_event = er.event
         eps_e = pure_epsilon(edge_event)
         common = (f"FeatureRR: k={cfg.k} bins, gamma={cfg.gamma:g}, per-feature "
@@ -247,7 +250,7 @@ class HeteroRR(Defense):
                   f"EdgeRR: eps_e = {eps_e:g} edge-DP for private edges = eps_e1 "
                   f"{er.epsilon_mcmc:g} (pHRG MCMC, exponential mechanism T = "
                   f"eps_e1/(2*Delta_e), Delta_e = {er.delta_e:.4g} from Eq. 19, "
-                  f"{cfg.mcmc_steps} fixed steps; holds at stationarity only) + eps_e2 "
+                  f"{steps} fixed steps; holds at stationarity only) + eps_e2 "
                   f"{er.epsilon_prob:g} (Laplace scale {er.noise_scale:.4g} on LCA counts, one "
                   "draw per ER block)",
                   "units: epsilon is node-feature LDP (eps_f, events[0]); eps_e is a separate "

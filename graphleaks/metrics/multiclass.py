@@ -169,7 +169,8 @@ class MulticlassMetrics:
         accuracy: Accuracy.
         f1_micro: Micro F1 (equals accuracy for single-label data).
         f1_macro: Macro F1 over the labels present.
-        majority_baseline: Accuracy of always guessing the majority class.
+        majority_baseline: Accuracy of the best constant guess on the evaluated examples (the
+            larger of their most frequent class's share and the training majority's accuracy).
         gain_over_baseline: ``f1_micro - majority_baseline``; the interval comes from the same
             replicates (the baseline is re-evaluated on each resampled test set).
         leaks: True only when ``gain_over_baseline.lo > 0``.
@@ -269,7 +270,11 @@ def multiclass_metrics(
     f1_k = np.divide(2.0 * tp_k, support_k, out=np.zeros_like(tp_k), where=present)
     macro = f1_k.sum(axis=1) / present.sum(axis=1)
     acc = weights @ correct.astype(np.float64) / n
-    baseline = weights @ is_majority / n
+    # The gain is measured against the best constant guess on the evaluated nodes, which is
+    # never below the training-majority guess: a rare training-majority class would otherwise
+    # make a random attribute look like a leak.
+    train_majority = weights @ is_majority / n
+    baseline = np.maximum((weights @ onehot_true).max(axis=1) / n, train_majority)
     gain = acc - baseline
 
     def est(values: FloatArray) -> Estimate:
