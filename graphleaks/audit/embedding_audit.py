@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import tempfile
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from graphleaks.attacks.attribute_inference import (
     fit_predict,
     split_known,
 )
+from graphleaks.audit.report import json_safe
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics.multiclass import multiclass_metrics
 from graphleaks.seeding import derive_seed
@@ -100,19 +100,9 @@ class EmbeddingAuditReport:
         """JSON-safe dictionary."""
         d = asdict(self)
         d["leaks"] = self.leaks
-        return _json_safe(d)
+        return json_safe(d)
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
-    if hasattr(value, "item") and callable(value.item):
-        return _json_safe(value.item())
-    return value
 
 
 def audit_embeddings(

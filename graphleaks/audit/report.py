@@ -68,7 +68,7 @@ class AuditReport:
         if not include_timings:
             for a in d["attacks"]:
                 a.pop("runtime_s", None)
-        return _json_safe(d)
+        return json_safe(d)
 
     def to_json(self) -> str:
         """Indented JSON text."""
@@ -82,15 +82,16 @@ class AuditReport:
         raise KeyError(name)
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
+    """Make a value JSON-serialisable: numpy scalars to Python, non-finite floats to strings."""
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
     if hasattr(value, "item") and callable(value.item):
-        return _json_safe(value.item())
+        return json_safe(value.item())
     return value
 
 

@@ -239,9 +239,9 @@ def _worker_init(parent_pid: int) -> None:
 
 
 def _json_clean(value: Any) -> Any:
-    from graphleaks.audit.report import _json_safe
+    from graphleaks.audit.report import json_safe
 
-    return _json_safe(value)
+    return json_safe(value)
 
 
 @dataclass(frozen=True)
