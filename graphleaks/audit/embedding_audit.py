@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from graphleaks._io import write_texts_atomically
 from graphleaks.attacks.attribute_inference import (
     CLASSIFIERS,
     encode_attribute,
@@ -346,17 +346,5 @@ def write_embedding_report(
         out / "report.json": json.dumps(data, indent=2, sort_keys=True, allow_nan=False),
         out / "report.md": render_embedding_markdown(data),
     }
-    temps: list[tuple[str, Path]] = []
-    try:
-        for dest, text in texts.items():
-            fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{dest.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text + "\n")
-            temps.append((tmp, dest))
-        for tmp, dest in temps:
-            os.replace(tmp, dest)
-    except BaseException:
-        for tmp, _ in temps:
-            Path(tmp).unlink(missing_ok=True)
-        raise
+    write_texts_atomically({dest: text + "\n" for dest, text in texts.items()})
     return out / "report.json", out / "report.md"

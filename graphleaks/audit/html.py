@@ -24,11 +24,11 @@ import html
 import io
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphleaks._io import write_texts_atomically
 from graphleaks.audit.spec import metric_estimate
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
@@ -458,14 +458,5 @@ def write_html(report: Mapping[str, Any], path: str | Path, **kwargs: Any) -> Pa
     p = Path(path)
     if p.is_dir():
         p = p / "report.html"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    text = render_html(report, **kwargs)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_texts_atomically({p: render_html(report, **kwargs)})
     return p

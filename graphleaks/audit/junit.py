@@ -13,11 +13,10 @@ Example:
 
 from __future__ import annotations
 
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from graphleaks._io import write_texts_atomically
 from graphleaks.audit.regression import GateResult
 
 
@@ -50,13 +49,5 @@ def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") 
 def write_junit(result: GateResult, path: str | Path, **kwargs: str) -> Path:
     """Write :func:`to_junit_xml` atomically to ``path``."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(to_junit_xml(result, **kwargs))
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_texts_atomically({p: to_junit_xml(result, **kwargs)})
     return p

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphleaks._io import write_texts_atomically
 from graphleaks.errors import DataError
 
 
@@ -229,18 +228,5 @@ def write_report(report: AuditReport, out_dir: str | Path) -> tuple[Path, Path]:
         out / "report.json": json.dumps(data, indent=2, sort_keys=True, allow_nan=False),
         out / "report.md": render_markdown(data),
     }
-    temps = []
-    try:
-        for dest, text in texts.items():
-            fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{dest.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text + "\n")
-            os.chmod(tmp, 0o644)  # mkstemp creates 0600; reports are ordinary files
-            temps.append((tmp, dest))
-        for tmp, dest in temps:
-            os.replace(tmp, dest)
-    except BaseException:
-        for tmp, _ in temps:
-            Path(tmp).unlink(missing_ok=True)
-        raise
+    write_texts_atomically({dest: text + "\n" for dest, text in texts.items()})
     return out / "report.json", out / "report.md"

@@ -10,13 +10,12 @@ the attribute-inference attack on an embedding file and writes ``report.json`` a
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from graphleaks._io import write_atomically
 from graphleaks.cli._common import DataRoot, Seed, Verbose, setup_logging
 from graphleaks.errors import DataError, InvalidConfigError
 
@@ -28,18 +27,6 @@ METHOD_DEFAULTS = {
                  "negative": 5},
 }
 CLASSIFIER_NAMES = ("mlp", "rf", "svm")
-
-
-def _atomic_write(dest: Path, write: object) -> None:
-    """Write through a temporary file in ``dest``'s folder, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)  # type: ignore[operator]
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def embed(
@@ -87,11 +74,11 @@ def embed(
     except OSError as exc:
         raise DataError(f"cannot create output folder {out}: {exc.strerror}") from exc
     npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
-    _atomic_write(npy, emb.save_npy)
-    _atomic_write(txt, emb.save_word2vec_text)
+    write_atomically(npy, emb.save_npy)
+    write_atomically(txt, emb.save_word2vec_text)
     record = {"dataset": dataset, "method": emb.method, "seed": emb.seed,
               "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
-    _atomic_write(meta, lambda path: Path(path).write_text(
+    write_atomically(meta, lambda path: Path(path).write_text(
         json.dumps(record, indent=2, sort_keys=True) + "\n"))
     typer.echo(json.dumps({"npy": str(npy), "word2vec": str(txt), "metadata": str(meta),
                            "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
