@@ -106,29 +106,32 @@ def sample_non_edges(
 
 def balanced_pairs(
     edges: np.ndarray, num_nodes: int, rng: np.random.Generator,
-    *, max_positive: int | None = None,
+    *, max_positive: int | None = None, exclude_keys: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """He et al.'s protocol (attacks.md §5.3): edges and as many uniform non-edges, shuffled.
 
     Positive ``i`` is paired with negative ``i``, so the first ``r`` fraction of both lists is
-    a balanced prefix. Returns ``(positives [P, 2], negatives [P, 2])``.
+    a balanced prefix. Negatives also avoid the sorted keys ``exclude_keys`` (public edges).
+    Returns ``(positives [P, 2], negatives [P, 2])``.
     """
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     pos = edges[rng.permutation(len(edges))]
     if max_positive is not None:
         pos = pos[:max_positive]
     keys = np.unique(pair_keys(edges, num_nodes))
-    neg = sample_non_edges(len(pos), num_nodes, keys, rng)
+    neg = sample_non_edges(len(pos), num_nodes, keys, rng, exclude_keys=exclude_keys)
     return pos, neg
 
 
 def link_challenge(
     positives: np.ndarray, negatives: np.ndarray, hints: dict[str, np.ndarray] | None = None,
+    notes: tuple[str, ...] = (),
 ) -> Challenge:
     """A :class:`Challenge` of positives then negatives (labels 1 then 0)."""
     cand = np.concatenate([positives, negatives]).astype(np.int64).reshape(-1, 2)
     truth = np.r_[np.ones(len(positives), np.int64), np.zeros(len(negatives), np.int64)]
-    return Challenge(task=Task.LINK, candidates=cand, _truth=truth, hints=hints or {})
+    return Challenge(task=Task.LINK, candidates=cand, _truth=truth, hints=hints or {},
+                     notes=notes)
 
 
 def sample_link_challenge(
@@ -151,12 +154,34 @@ def all_pairs(nodes: np.ndarray) -> np.ndarray:
     return np.stack([nodes[i], nodes[j]], axis=1)
 
 
+def public_edge_keys(target: TrainedTarget) -> np.ndarray:
+    """Sorted keys of the edges the target's defense releases as public (often none)."""
+    public = getattr(target, "public_edges", None)
+    if public is None:
+        return np.empty(0, dtype=np.int64)
+    return edge_keys(public, int(target.graph.num_nodes))
+
+
+def public_edge_notes(target: TrainedTarget) -> tuple[str, ...]:
+    """The report line saying that a defense's public edges were left out, if it has any."""
+    public = public_edge_keys(target)
+    if len(public) == 0:
+        return ()
+    return (f"scored on the private edges only: the {len(public)} edges the defense releases "
+            "as public are excluded from positives and negatives",)
+
+
 def private_edges(target: TrainedTarget) -> torch.Tensor:
-    """The edges a target was trained with (the private truth of edge attacks).
+    """The edges a target was trained with and protects (the truth of edge attacks).
 
     This is the original graph under the split's protocol (all edges when transductive,
-    edges inside each part when inductive), not a defense's released graph.
+    edges inside each part when inductive), not a defense's released graph, less any edges
+    the defense declares public (:attr:`TrainedTarget.public_edges`): those are released as
+    they are by design, so finding them is no leak.
     """
-    split = target.split
-    graph = target.graph
-    return split.training_edges(graph.edge_index)
+    edges = target.split.training_edges(target.graph.edge_index)
+    public = public_edge_keys(target)
+    if len(public) == 0:
+        return edges
+    keep = ~contains(public, pair_keys(edges.t().cpu().numpy(), int(target.graph.num_nodes)))
+    return edges[:, torch.from_numpy(keep)]

@@ -239,12 +239,14 @@ class Challenge:
         task: The inference task.
         candidates: Node ids (``[n]``) or node pairs (``[n, 2]``) to score.
         hints: Side knowledge the threat model grants, e.g. a few known members.
+        notes: How the challenge was drawn, when the report should say so.
     """
 
     task: Task
     candidates: np.ndarray
     _truth: np.ndarray = field(repr=False)
     hints: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -376,7 +378,7 @@ class Attack(ABC):
             candidates=np.asarray(challenge.candidates), threshold=out.threshold,
             threat_model=target.threat_model, config=dataclasses.asdict(self.config),
             seed=seed, runtime_s=runtime, query_graph=target.view,
-            compat_flags=self.compat_flags(), notes=out.notes,
+            compat_flags=self.compat_flags(), notes=challenge.notes + out.notes,
             train_labels=challenge.hints.get("train_labels"),
         )
 

@@ -48,6 +48,8 @@ from graphleaks.attacks._pairs import (
     link_challenge,
     pair_keys,
     private_edges,
+    public_edge_keys,
+    public_edge_notes,
     sample_non_edges,
     undirected_pairs,
 )
@@ -124,7 +126,7 @@ class GraphReconstruction(Attack):
         rng = np.random.default_rng(seed)
         n = int(target.graph.num_nodes)
         edges = undirected_pairs(private_edges(target))
-        pos, neg = balanced_pairs(edges, n, rng)
+        pos, neg = balanced_pairs(edges, n, rng, exclude_keys=public_edge_keys(target))
         n_known = max(2, int(round(cfg.known_fraction * len(pos))))
         if n_known >= len(pos):
             raise DataError(f"graph_reconstruction: {len(pos)} edges are too few to split "
@@ -132,7 +134,8 @@ class GraphReconstruction(Attack):
         ev_pos, ev_neg = pos[n_known:], neg[n_known:]
         if cfg.max_eval_pairs is not None:
             ev_pos, ev_neg = ev_pos[: cfg.max_eval_pairs], ev_neg[: cfg.max_eval_pairs]
-        return link_challenge(ev_pos, ev_neg, {"known_edges": pos[:n_known]})
+        return link_challenge(ev_pos, ev_neg, {"known_edges": pos[:n_known]},
+                              public_edge_notes(target))
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

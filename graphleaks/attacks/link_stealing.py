@@ -61,6 +61,8 @@ from graphleaks.attacks._pairs import (
     balanced_pairs,
     link_challenge,
     private_edges,
+    public_edge_keys,
+    public_edge_notes,
     undirected_pairs,
 )
 from graphleaks.attacks._shadow import train_shadow
@@ -303,7 +305,8 @@ class LinkStealingAttack(Attack):
         cfg = validate(self.config, type(self).__name__)
         rng = np.random.default_rng(seed)
         n = int(target.graph.num_nodes)
-        pos, neg = balanced_pairs(undirected_pairs(private_edges(target)), n, rng)
+        pos, neg = balanced_pairs(undirected_pairs(private_edges(target)), n, rng,
+                                  exclude_keys=public_edge_keys(target))
         m = len(pos)
         n_eval = max(1, int(round(cfg.eval_fraction * m)))
         n_known = int(cfg.train_ratio * m)
@@ -315,7 +318,7 @@ class LinkStealingAttack(Attack):
         if cfg.attack in USES_PARTIAL:
             hints["known_pairs"] = np.concatenate([pos[:n_known], neg[:n_known]])
             hints["known_labels"] = np.r_[np.ones(n_known, np.int64), np.zeros(n_known, np.int64)]
-        return link_challenge(ev_pos, ev_neg, hints)
+        return link_challenge(ev_pos, ev_neg, hints, public_edge_notes(target))
 
     # --------------------------------------------------------------------------- scoring
 

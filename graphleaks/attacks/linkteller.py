@@ -35,7 +35,16 @@ import numpy as np
 import torch
 
 from graphleaks._validation import validate
-from graphleaks.attacks._pairs import all_pairs, edge_keys, label_pairs, private_edges
+from graphleaks.attacks._pairs import (
+    all_pairs,
+    contains,
+    edge_keys,
+    label_pairs,
+    pair_keys,
+    private_edges,
+    public_edge_keys,
+    public_edge_notes,
+)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -130,7 +139,10 @@ class LinkTeller(Attack):
     Config = LinkTellerConfig
 
     def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
-        """All pairs among ``n_nodes`` sampled nodes; edges of the training graph are 1."""
+        """All pairs among ``n_nodes`` sampled nodes; edges of the training graph are 1.
+
+        Pairs the defense releases as public edges are left out: they are no secret.
+        """
         cfg = validate(self.config, type(self).__name__)
         n = int(target.graph.num_nodes)
         edges = private_edges(target)
@@ -138,8 +150,12 @@ class LinkTeller(Attack):
         nodes = sample_nodes(degree, cfg.n_nodes, cfg.sample_type, low=cfg.degree_low,
                              high=cfg.degree_high, rng=np.random.default_rng(seed))
         pairs = all_pairs(nodes)
+        public = public_edge_keys(target)
+        if len(public):
+            pairs = pairs[~contains(public, pair_keys(pairs, n))]
         truth = label_pairs(pairs, edge_keys(edges, n), n)
-        return Challenge(task=Task.LINK, candidates=pairs, _truth=truth)
+        return Challenge(task=Task.LINK, candidates=pairs, _truth=truth,
+                         notes=public_edge_notes(target))
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

@@ -92,6 +92,8 @@ class Defense(ABC):
             target.released_edges = target.released_edges.cpu()
         if target.features is not None:
             target.features = target.features.cpu()
+        if target.public_edges is not None:
+            target.public_edges = target.public_edges.cpu()
         target.clear_cache()
         target.dataset = dict(dataset or {})
         target.defense = self.name

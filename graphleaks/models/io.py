@@ -71,6 +71,8 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
             extras["released_edges"] = target.released_edges.contiguous()
         if target.features is not None:
             extras["features"] = target.features.contiguous()
+        if target.public_edges is not None:
+            extras["public_edges"] = target.public_edges.contiguous()
         files = {"weights": WEIGHTS, "split": SPLIT}
         if extras:
             save_file(extras, str(tmp / EXTRAS))
@@ -224,6 +226,7 @@ def load_bundle(
         ledger=ledger, defense=str(manifest["defense"]),
         defense_config=dict(manifest.get("defense_config", {})),
         released_edges=extras.get("released_edges"), features=extras.get("features"),
+        public_edges=extras.get("public_edges"),
         dataset=dict(manifest.get("dataset", {})), utility=dict(manifest.get("utility", {})),
         training=dict(manifest.get("training", {})),
     )

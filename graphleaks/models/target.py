@@ -44,6 +44,8 @@ class TrainedTarget:
         defense_config: The defense's configuration.
         released_edges: The graph the defense serves the model with, if not the original.
         features: Node features the model is served with, if the defense changed them.
+        public_edges: Edges the defense treats as public and releases as they are (HeteroRR's
+            public part); edge attacks score only the other, protected edges.
         dataset: How to reload the graph (``{"name": "cora"}`` or file paths).
         utility: Accuracy and F1 on train/val/test.
         training: Facts about training (epochs, best epoch).
@@ -59,6 +61,7 @@ class TrainedTarget:
     defense_config: dict[str, Any] = field(default_factory=dict)
     released_edges: torch.Tensor | None = None
     features: torch.Tensor | None = None
+    public_edges: torch.Tensor | None = None
     dataset: dict[str, Any] = field(default_factory=dict)
     utility: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)

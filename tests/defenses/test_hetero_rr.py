@@ -85,3 +85,73 @@ def test_corrected_and_paper_ledgers(graph):
 def test_bad_input(graph, params, name):
     with pytest.raises(InvalidConfigError, match=name):
         train_target(graph, defense="heterorr", defense_params=params, spec=SPEC, seed=0)
+
+
+def test_release_is_standardized_and_public_edges_are_recorded(graph):
+    t = train_target(graph, defense="heterorr", defense_params={"epsilon": 2.0}, spec=SPEC,
+                     seed=0)
+    assert torch.allclose(t.features.mean(0), torch.zeros(graph.num_features), atol=1e-5)
+    raw = train_target(graph, defense="heterorr",
+                       defense_params={"epsilon": 2.0, "standardize": False}, spec=SPEC, seed=0)
+    assert raw.features.min() > 0  # the k-bin release (u+1)/k, untouched
+    public = {tuple(sorted(e)) for e in t.public_edges.t().tolist()}
+    released = {tuple(sorted(e)) for e in t.released_edges.t().tolist()}
+    assert public and public <= released
+    assert len(public) + t.training["private_edges"] == len(
+        {tuple(sorted(e)) for e in graph.edge_index.t().tolist() if e[0] != e[1]}
+        & {tuple(sorted(e)) for e in t.split.training_edges(graph.edge_index).t().tolist()})
+
+
+def test_edgerr_alone_has_an_edge_ledger_and_public_features(graph):
+    t = train_target(graph, defense="heterorr",
+                     defense_params={"features": "public", "epsilon_e": 0.5}, spec=SPEC, seed=0)
+    assert t.ledger.unit.value == "edge" and t.ledger.epsilon == pytest.approx(0.5)
+    assert t.ledger.status == GuaranteeStatus.VERIFIED
+    assert torch.equal(t.features, graph.x)
+    p = train_target(graph, defense="heterorr", spec=SPEC, seed=0,
+                     defense_params={"features": "public", "epsilon_e": 0.5, "mode": "paper"})
+    assert p.ledger.status == GuaranteeStatus.AUTHORS_CLAIM
+
+
+def test_edge_attacks_score_only_the_private_edges(graph):
+    from graphleaks.attacks._pairs import edge_keys, pair_keys, private_edges
+    from graphleaks.attacks.link_stealing import LinkStealingAttack
+    from graphleaks.attacks.linkteller import LinkTeller
+
+    t = train_target(graph, defense="heterorr", defense_params={"epsilon": 2.0}, spec=SPEC,
+                     seed=0)
+    n = graph.num_nodes
+    public = edge_keys(t.public_edges, n)
+    private = edge_keys(private_edges(t), n)
+    assert len(private) == t.training["private_edges"]
+    assert not np.isin(private, public).any()
+    for attack in (LinkTeller(n_nodes=60), LinkStealingAttack(attack=0)):
+        ch = attack.make_challenge(t, seed=0)
+        keys = pair_keys(ch.candidates, n)
+        assert not np.isin(keys, public).any()
+        assert set(np.unique(keys[ch._truth == 1])) <= set(private)
+
+
+def test_bundle_keeps_features_and_public_edges(graph, tmp_path):
+    from graphleaks.models.io import load_bundle, save_bundle
+
+    t = train_target(graph, defense="heterorr", defense_params={"epsilon": 2.0}, spec=SPEC,
+                     seed=0)
+    save_bundle(t, tmp_path / "b")
+    back = load_bundle(tmp_path / "b", graph=graph)
+    assert torch.equal(back.public_edges, t.public_edges)
+    assert torch.equal(back.features, t.features)
+    assert torch.allclose(back.logits(), t.logits(), atol=1e-5)
+
+
+def test_reports_say_public_edges_were_excluded(graph):
+    from graphleaks.attacks.harness import run_attack
+    from graphleaks.attacks.linkteller import LinkTeller
+
+    t = train_target(graph, defense="heterorr", defense_params={"epsilon": 2.0}, spec=SPEC,
+                     seed=0)
+    r = run_attack(LinkTeller(n_nodes=40), t, seed=0)
+    assert any("private edges only" in n for n in r.notes)
+    plain = train_target(graph, spec=SPEC, seed=0)
+    assert not any("private edges only" in n for n in run_attack(LinkTeller(n_nodes=40), plain,
+                                                                 seed=0).notes)

@@ -46,3 +46,35 @@ def test_unknown_view(graph):
     t = train_target(graph, spec=ArchitectureSpec(epochs=2), seed=0)
     with pytest.raises(InvalidConfigError, match="graph view"):
         t.logits(view="nope")
+
+
+def _pyg_gcn_logits(model, x, edge_index):
+    """The same stack evaluated through PyG's own GCNConv message passing."""
+    h = x
+    for i, layer in enumerate(model.layers):
+        h = layer(h, edge_index)
+        if i < len(model.layers) - 1:
+            h = torch.relu(h)
+    return h
+
+
+def test_gcn_sparse_path_matches_pyg_message_passing(graph):
+    model = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(16,))).eval()
+    with torch.no_grad():
+        ours = model(graph.x, graph.edge_index)
+        pyg = _pyg_gcn_logits(model, graph.x, graph.edge_index)
+    assert torch.allclose(ours, pyg, atol=1e-5)
+
+
+def test_gcn_adjacency_cache_follows_the_graph(graph):
+    model = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(16,))).eval()
+    edges = graph.edge_index.clone()
+    with torch.no_grad():
+        before = model(graph.x, edges)
+        other = edges[:, : edges.shape[1] // 2].clone()
+        assert torch.allclose(model(graph.x, other), _pyg_gcn_logits(model, graph.x, other),
+                              atol=1e-5)
+        edges[1] = edges[1].flip(0)  # in place: the cached matrix must not be reused
+        assert torch.allclose(model(graph.x, edges), _pyg_gcn_logits(model, graph.x, edges),
+                              atol=1e-5)
+        assert not torch.allclose(model(graph.x, edges), before)
