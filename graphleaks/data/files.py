@@ -76,6 +76,17 @@ def _read_table(path: Path, what: str) -> list[list[str]]:
     return rows
 
 
+def _header(path: Path) -> list[str]:
+    """The lower-cased column names of a table's header row, or [] without one."""
+    with path.open(newline="") as fh:
+        for line in fh:
+            if line.strip() and not line.lstrip().startswith("#"):
+                cells = [c.strip().lower() for c in line.replace("\t", ",").replace(" ", ",")
+                         .split(",") if c.strip()]
+                return [] if cells and _is_number(cells[0]) else cells
+    return []
+
+
 def _is_number(s: str) -> bool:
     try:
         float(s)
@@ -106,7 +117,11 @@ def load_graph_files(
 
     Args:
         edges: CSV/TSV/space-separated file of ``source,target`` integer node ids (a header
-            row is skipped). Edges are made undirected.
+            row is skipped). Edges are made undirected. With a header whose third column is
+            ``private``, that column (1 private, 0 public) marks the edges a defense with a
+            public/private edge split protects (HeteroRR ``edge_split="column"``); they are
+            kept as ``private_edge_index``. A pair marked private in either direction is
+            private.
         features: ``.npy`` matrix (loaded with ``allow_pickle=False``) or CSV, one row per
             node in id order.
         labels: CSV with one label per row, or ``node_id,label`` rows.
@@ -151,4 +166,13 @@ def load_graph_files(
                             f"has {x.shape[0]} rows")
         y = torch.from_numpy(y_arr)
     data = Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(e[:, :2].T.copy()), y=y)
+    header = _header(edges)
+    if len(header) >= 3 and header[2] == "private":
+        flag = e[:, 2]
+        if not np.isin(flag, (0, 1)).all():
+            raise DataError(f"edge list {edges}: the private column must hold 0 (public) or 1 "
+                            "(private) on every row")
+        private = torch.from_numpy(e[flag == 1, :2].T.copy())
+        data.private_edge_index = coalesce(to_undirected(private, num_nodes=x.shape[0]),
+                                           num_nodes=x.shape[0])
     return from_pyg(check_graph(data, source=f"edge list {edges}"))

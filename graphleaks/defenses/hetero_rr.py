@@ -17,8 +17,10 @@ Modes (``mode``):
   output distribution depend on the node's data; the ledger is the authors' claim ε_f, with
   the defensible bound 2ε_f in ``components``.
 
-Edges: the public/private split is an input (``private_fraction`` of edges drawn at random,
-as in the paper's PPI setting). Public edges are released as they are; the private part is
+Edges: the public/private split is an input: ``edge_split="random"`` marks a
+``private_fraction`` of the edges at random, as in the paper's PPI setting, and
+``edge_split="column"`` reads the graph's ``private_edge_index`` (the ``private`` column of an
+edge list, :func:`graphleaks.data.load_graph_files`). Public edges are released as they are; the private part is
 replaced by EdgeRR's sample (:mod:`graphleaks.defenses.edge_rr`: pHRG MCMC with ε_e1, noisy
 probabilities with ε_e2, ε_e = ε_e1 + ε_e2 = ``epsilon_e``). In corrected mode V̄ is all
 nodes (fixed publicly) and the chain is the joint exponential-mechanism chain; in paper mode
@@ -165,6 +167,8 @@ class HeteroRRConfig:
         k: Number of bins (≥ 2).
         gamma: Weight γ of importance vs sensitivity in θ, in [0, 1].
         private_fraction: Fraction of edges marked private at random (public/private split).
+        edge_split: ``random`` (``private_fraction``) or ``column`` (the graph's
+            ``private_edge_index``, read from a ``private`` column of the edge list).
         public_fraction: Fraction of nodes whose features and labels are public (θ source).
         epsilon_e: EdgeRR edge budget ε_e = ε_e1 + ε_e2 for the private edges.
         mcmc_fraction: ε_e1/ε_e, the share of the MCMC (exponential mechanism).
@@ -188,6 +192,7 @@ class HeteroRRConfig:
                                                         "closed": "neither"})
     mcmc_steps: int | None = field(default=None, metadata={"range": (0, None),
                                                            "optional": True})
+    edge_split: str = field(default="random", metadata={"choices": ("random", "column")})
     features: str = field(default="kbin", metadata={"choices": ("kbin", "public")})
     standardize: bool = True
 
@@ -206,11 +211,7 @@ class HeteroRR(Defense):
         n = graph.num_nodes
         rngs = Rngs.from_seed(seed, "heterorr")
         keys = pair_keys(private_input_edges(graph, split), n)
-        private = rngs.child("edges").numpy.random(len(keys)) < cfg.private_fraction
-        if len(keys) and not private.any():
-            raise InvalidConfigError("The private_fraction parameter of HeteroRR must mark at "
-                                     "least one private edge; the private edge set is empty. "
-                                     f"Got {cfg.private_fraction!r} instead.")
+        private = self._private_mask(graph, keys, rngs)
         public_keys = keys[~private]
         pub = np.sort(rngs.child("public").numpy.choice(
             n, size=max(2, int(round(cfg.public_fraction * n))), replace=False))
@@ -241,6 +242,34 @@ class HeteroRR(Defense):
             features=z.to(graph.x.device))
         target.public_edges = keys_to_edge_index(public_keys, n)
         return target
+
+    def _private_mask(self, graph: Data, keys: np.ndarray, rngs: Rngs) -> np.ndarray:
+        """Which of the training edges ``keys`` are private.
+
+        Raises:
+            InvalidConfigError: If the split marks no edge private, or ``column`` is asked
+                of a graph without a private column.
+        """
+        cfg = self.config
+        if cfg.edge_split == "random":
+            private = rngs.child("edges").numpy.random(len(keys)) < cfg.private_fraction
+            if len(keys) and not private.any():
+                raise InvalidConfigError(
+                    "The private_fraction parameter of HeteroRR must mark at least one private "
+                    f"edge; the private edge set is empty. Got {cfg.private_fraction!r} instead.")
+            return private
+        marked = getattr(graph, "private_edge_index", None)
+        if marked is None:
+            raise InvalidConfigError(
+                "The edge_split parameter of HeteroRR is 'column' but the graph has no private "
+                "edge column; load an edge list with the header source,target,private or use "
+                "edge_split=random")
+        private = np.isin(keys, pair_keys(marked, graph.num_nodes))
+        if len(keys) and not private.any():
+            raise InvalidConfigError(
+                "The edge_split parameter of HeteroRR is 'column' but no training edge is marked "
+                "private; the private edge set is empty. Mark edges with 1 in the private column")
+        return private
 
     def _feature_rr(
         self, graph: Data, pub: np.ndarray, rngs: Rngs

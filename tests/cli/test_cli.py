@@ -117,3 +117,20 @@ def test_audit_embeddings_via_audit_command(tmp_path):
     assert "leak" in json.dumps(report)
     r = _run("audit", "--embeddings", str(tmp_path / "emb.npy"))
     assert r.exit_code != 0
+
+
+def test_heterorr_reads_the_private_column_of_an_edge_list(edge_files, tmp_path):
+    d = edge_files
+    rows = (d / "edges.csv").read_text().splitlines()[1:]
+    flagged = [f"{r},{int(i % 3 == 0)}" for i, r in enumerate(rows)]
+    (tmp_path / "e.csv").write_text("source,target,private\n" + "\n".join(flagged))
+    common = ["--features", str(d / "x.npy"), "--labels", str(d / "y.csv"), "--epochs", "5",
+              "--defense", "heterorr", "--param", "heterorr.edge_split=column"]
+    r = _main("train", "--out", str(tmp_path / "b"), "--edges", str(tmp_path / "e.csv"), *common)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["defense_config"]["edge_split"] == "column"
+    assert manifest["training"]["private_edges"] > 0 and manifest["training"]["public_edges"] > 0
+    r = _main("train", "--out", str(tmp_path / "c"), "--edges", str(d / "edges.csv"), *common)
+    assert r.returncode == 2 and "edge_split" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()

@@ -59,6 +59,20 @@ def test_bad_files(tmp_path, edges, features, match):
         load_graph_files(e, features=x)
 
 
+def test_private_column_marks_private_edges(tmp_path):
+    e = _write(tmp_path / "e.csv", "source,target,private\n0,1,1\n1,2,0\n2,3,1\n")
+    np.save(tmp_path / "x.npy", np.eye(4, dtype=np.float32))
+    g = load_graph_files(e, features=tmp_path / "x.npy")
+    assert g.edge_index.size(1) == 6
+    assert sorted(map(tuple, g.private_edge_index.t().tolist())) == [(0, 1), (1, 0), (2, 3),
+                                                                     (3, 2)]
+    weights = _write(tmp_path / "w.csv", "source,target,weight\n0,1,5\n1,2,7\n")
+    assert "private_edge_index" not in load_graph_files(weights, features=tmp_path / "x.npy")
+    bad = _write(tmp_path / "b.csv", "source,target,private\n0,1,2\n1,2,0\n")
+    with pytest.raises(DataError, match="private column"):
+        load_graph_files(bad, features=tmp_path / "x.npy")
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
         load_graph_files(tmp_path / "none.csv", features=tmp_path / "x.csv")

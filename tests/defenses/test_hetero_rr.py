@@ -155,3 +155,24 @@ def test_reports_say_public_edges_were_excluded(graph):
     plain = train_target(graph, spec=SPEC, seed=0)
     assert not any("private edges only" in n for n in run_attack(LinkTeller(n_nodes=40), plain,
                                                                  seed=0).notes)
+
+
+def test_private_edges_from_a_column(graph):
+    from graphleaks.attacks._pairs import edge_keys, private_edges
+
+    marked = graph.edge_index[:, ::3]
+    g = graph.clone()
+    g.private_edge_index = torch.cat([marked, marked.flip(0)], 1)
+    t = train_target(g, defense="heterorr", spec=SPEC, seed=0,
+                     defense_params={"epsilon": 2.0, "edge_split": "column"})
+    n = graph.num_nodes
+    truth = np.intersect1d(edge_keys(marked, n),
+                           edge_keys(t.split.training_edges(graph.edge_index), n))
+    assert np.array_equal(edge_keys(private_edges(t), n), truth)
+    with pytest.raises(InvalidConfigError, match="edge_split"):
+        train_target(graph, defense="heterorr", defense_params={"edge_split": "column"},
+                     spec=SPEC, seed=0)
+    g.private_edge_index = torch.empty(2, 0, dtype=torch.long)
+    with pytest.raises(InvalidConfigError, match="no training edge is marked"):
+        train_target(g, defense="heterorr", defense_params={"edge_split": "column"},
+                     spec=SPEC, seed=0)
