@@ -20,12 +20,12 @@ Modes (``mode``):
 Edges: the public/private split is an input: ``edge_split="random"`` marks a
 ``private_fraction`` of the edges at random, as in the paper's PPI setting, and
 ``edge_split="column"`` reads the graph's ``private_edge_index`` (the ``private`` column of an
-edge list, :func:`graphleaks.data.load_graph_files`). Public edges are released as they are; the private part is
-replaced by EdgeRR's sample (:mod:`graphleaks.defenses.edge_rr`: pHRG MCMC with ε_e1, noisy
-probabilities with ε_e2, ε_e = ε_e1 + ε_e2 = ``epsilon_e``). In corrected mode V̄ is all
-nodes (fixed publicly) and the chain is the joint exponential-mechanism chain; in paper mode
-V̄ is the data-dependent set of nodes with a private edge (flaw E4) and the chain alternates
-public and private sub-steps (Alg. 2).
+edge list, :func:`graphleaks.data.load_graph_files`). Public edges are released as they are;
+the private part is replaced by EdgeRR's sample (:mod:`graphleaks.defenses.edge_rr`: pHRG
+MCMC with ε_e1, noisy probabilities with ε_e2, ε_e = ε_e1 + ε_e2 = ``epsilon_e``). In
+corrected mode V̄ is all nodes (fixed publicly) and the chain is the joint
+exponential-mechanism chain; in paper mode V̄ is the data-dependent set of nodes with a
+private edge (flaw E4) and the chain alternates public and private sub-steps (Alg. 2).
 
 The two guarantees are for different neighbouring relations and are not added: ε_f is
 feature LDP per node (the ledger's headline ε, unit ``node_feature``), ε_e is edge DP for
@@ -213,14 +213,16 @@ class HeteroRR(Defense):
         keys = pair_keys(private_input_edges(graph, split), n)
         private = self._private_mask(graph, keys, rngs)
         public_keys = keys[~private]
-        pub = np.sort(rngs.child("public").numpy.choice(
-            n, size=max(2, int(round(cfg.public_fraction * n))), replace=False))
+        z, feature_info = None, {}
         if cfg.features == "kbin":
+            pub = np.sort(rngs.child("public").numpy.choice(
+                n, size=max(2, int(round(cfg.public_fraction * n))), replace=False))
             z, theta = self._feature_rr(graph, pub, rngs)
             if cfg.standardize:
                 z = (z - z.mean(0)) / z.std(0).clamp_min(1e-6)
-        else:
-            z, theta = graph.x.detach().to(torch.float32).cpu(), np.ones(1)
+            z = z.to(graph.x.device)
+            feature_info = {"public_nodes": len(pub), "theta_min": float(theta.min()),
+                            "theta_max": float(theta.max())}
         steps = cfg.mcmc_steps if cfg.mcmc_steps is not None else min(200_000, 50 * n)
         t0 = time.perf_counter()
         er = edge_rr(n, public_keys, keys[private], cfg.epsilon_e,
@@ -234,12 +236,11 @@ class HeteroRR(Defense):
         target = train_on_released(
             graph, split, spec, seed, released, ledger,
             {"mode": cfg.mode, "private_edges": int(private.sum()),
-             "public_edges": len(public_keys), "public_nodes": len(pub),
-             "theta_min": float(theta.min()), "theta_max": float(theta.max()),
+             "public_edges": len(public_keys), **feature_info,
              "released_private_edges": len(er.private_keys), "release_seconds": release_s,
              "edgerr_private_nodes": er.num_private_nodes, "edgerr_delta_e": er.delta_e,
              **{f"edgerr_{k}": v for k, v in er.info.items()}},
-            features=z.to(graph.x.device))
+            features=z)
         target.public_edges = keys_to_edge_index(public_keys, n)
         return target
 

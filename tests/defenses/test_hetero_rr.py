@@ -107,7 +107,8 @@ def test_edgerr_alone_has_an_edge_ledger_and_public_features(graph):
                      defense_params={"features": "public", "epsilon_e": 0.5}, spec=SPEC, seed=0)
     assert t.ledger.unit.value == "edge" and t.ledger.epsilon == pytest.approx(0.5)
     assert t.ledger.status == GuaranteeStatus.VERIFIED
-    assert torch.equal(t.features, graph.x)
+    assert t.features is None and torch.equal(t.served_features(), graph.x)
+    assert "theta_min" not in t.training
     p = train_target(graph, defense="heterorr", spec=SPEC, seed=0,
                      defense_params={"features": "public", "epsilon_e": 0.5, "mode": "paper"})
     assert p.ledger.status == GuaranteeStatus.AUTHORS_CLAIM
