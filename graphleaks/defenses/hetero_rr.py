@@ -298,17 +298,18 @@ class HeteroRR(Defense):
                 er: EdgeRRResult, steps: int) -> PrivacyLedger:
         edge_event = er.event
         eps_e = pure_epsilon(edge_event)
+        split = (f"at random (private_fraction={cfg.private_fraction:g})"
+                 if cfg.edge_split == "random" else "by the edge list's private column")
+        edge_notes = (f"edges: {n_private} of {n_edges} marked private {split}; public edges "
+                      "released as they are; labels not protected",
+                      f"EdgeRR: eps_e = {eps_e:g} edge-DP for private edges = eps_e1 "
+                      f"{er.epsilon_mcmc:g} (pHRG MCMC, exponential mechanism T = "
+                      f"eps_e1/(2*Delta_e), Delta_e = {er.delta_e:.4g} from Eq. 19, "
+                      f"{steps} fixed steps; holds at stationarity only) + eps_e2 "
+                      f"{er.epsilon_prob:g} (Laplace scale {er.noise_scale:.4g} on LCA counts, "
+                      "one draw per ER block)")
         common = (f"FeatureRR: k={cfg.k} bins, gamma={cfg.gamma:g}, per-feature "
-                  f"eps_i = theta_i*eps_f, sigma_i=(k-1)/(k eps_i)",
-                  f"edges: {n_private} of {n_edges} marked private at random "
-                  f"(private_fraction={cfg.private_fraction:g}); public edges released as "
-                  "they are; labels not protected",
-                  f"EdgeRR: eps_e = {eps_e:g} edge-DP for private edges = eps_e1 "
-                  f"{er.epsilon_mcmc:g} (pHRG MCMC, exponential mechanism T = "
-                  f"eps_e1/(2*Delta_e), Delta_e = {er.delta_e:.4g} from Eq. 19, "
-                  f"{steps} fixed steps; holds at stationarity only) + eps_e2 "
-                  f"{er.epsilon_prob:g} (Laplace scale {er.noise_scale:.4g} on LCA counts, one "
-                  "draw per ER block)",
+                  f"eps_i = theta_i*eps_f, sigma_i=(k-1)/(k eps_i)", *edge_notes,
                   "units: epsilon is node-feature LDP (eps_f, events[0]); eps_e is a separate "
                   "edge-level guarantee (events[1]); they are not added")
         base = PrivacyLedger.from_event(PrivacyUnit.NODE_FEATURE, PureEpsilonEvent(cfg.epsilon),
@@ -327,7 +328,7 @@ class HeteroRR(Defense):
                         "(flaw E4) and the chain alternates sub-steps (Alg. 2)"),
                        "features=public: node features released as they are (not protected); "
                        "epsilon is edge-DP for the private edges only")
-                + common[1:3],
+                + edge_notes,
                 components=edge_comp)
         if cfg.mode == "corrected":
             return dataclasses.replace(
