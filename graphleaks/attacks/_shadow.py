@@ -1,8 +1,18 @@
-"""Shadow targets trained on the adversary's auxiliary population, shared by MIAs."""
+"""Shadow targets trained on the adversary's auxiliary population, shared by MIAs.
+
+Defense awareness lives here, so every attack that trains shadow or reference models through
+:func:`train_shadow` or :func:`train_on_nodes` gets it: when the population graph carries the
+target's mechanism (:meth:`TargetView.population` attaches it under a defense-aware threat
+model), the models are trained through the same defense, with the same mechanism and ε and
+independent noise (their own seed), instead of as plain GNNs on clean features.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -15,6 +25,84 @@ from graphleaks.models.gnn import GNN, ArchitectureSpec
 from graphleaks.models.training import train_node_classifier
 from graphleaks.seeding import derive_seed, torch_seeded
 
+if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.models.target import TrainedTarget
+
+_EPOCH_FIELDS = ("epochs", "encoder_epochs")
+
+
+@dataclass(frozen=True)
+class KnownMechanism:
+    """A target's defense as a Kerckhoffs adversary knows it: name and full configuration.
+
+    Attributes:
+        defense: Defense registry name.
+        config: The defense's configuration, with δ pinned to the target's ledger δ when the
+            defense would otherwise derive it from the graph size.
+    """
+
+    defense: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, target: TrainedTarget) -> KnownMechanism | None:
+        """The mechanism of ``target``, or None for an undefended one."""
+        if target.defense in ("none", ""):
+            return None
+        config = dict(target.defense_config)
+        if "delta" in config and config["delta"] is None and target.ledger.delta > 0:
+            config["delta"] = float(target.ledger.delta)
+        return cls(defense=target.defense, config=config)
+
+    def describe(self) -> str:
+        """One line for result notes, e.g. ``lpgnn (epsilon=1)``."""
+        eps = self.config.get("epsilon")
+        if isinstance(eps, float) and math.isinf(eps):
+            eps = "inf"
+        return f"{self.defense} (epsilon={eps})" if eps is not None else self.defense
+
+    def fit(
+        self, graph: Data, split: MembershipSplit, spec: ArchitectureSpec, *, seed: int,
+        max_epochs: int | None = None,
+    ) -> TrainedTarget:
+        """Train a model on ``graph`` through this defense with its own (independent) noise.
+
+        Args:
+            graph: The adversary's graph.
+            split: Who the model trains on.
+            spec: The target's architecture.
+            seed: Seed of the model's noise, initialisation and training.
+            max_epochs: Cap on the defense's epoch fields (the mechanism and ε are unchanged;
+                DP-SGD defenses recalibrate their noise for the capped step count).
+        """
+        from graphleaks.defenses import registry
+
+        # The adversary serves its own models to itself: no serving budget applies to them.
+        config = {k: v for k, v in self.config.items() if k != "query_budget"}
+        if max_epochs is not None:
+            for name in _EPOCH_FIELDS:
+                if isinstance(config.get(name), int):
+                    config[name] = min(config[name], max_epochs)
+        cls = registry.get(self.defense)
+        known = {f.name for f in dataclasses.fields(cls.Config)}
+        defense = cls(**{k: v for k, v in config.items() if k in known})
+        return defense.fit(graph, split, model=spec, seed=seed)
+
+
+def mechanism_of(graph: Data) -> KnownMechanism | None:
+    """The mechanism a population graph carries (None: train plain models)."""
+    mech = getattr(graph, "mechanism", None) if "mechanism" in graph else None
+    return mech if isinstance(mech, KnownMechanism) else None
+
+
+def mechanism_note(mechanism: KnownMechanism | None, what: str) -> str:
+    """The result note saying how the adversary's own models were trained."""
+    if mechanism is None:
+        return (f"{what} trained as plain models on clean population data (defense-unaware "
+                "adversary, or an undefended target)")
+    return (f"{what} trained through the target's defense {mechanism.describe()} with "
+            "independent noise (defense-aware adversary)")
+
 
 @dataclass(frozen=True)
 class ShadowTarget:
@@ -25,7 +113,9 @@ class ShadowTarget:
         graph: The population graph it lives on.
         members: Population-local ids of its training nodes.
         nonmembers: Population-local ids it never trained on.
-        edges: The graph it is queried with (each node in its own part's induced subgraph).
+        edges: The true edges it trained with (each node in its own part's induced subgraph).
+        served: The shadow as the defense serves it (features, released graph), when it was
+            trained through the target's defense; None for a plain shadow.
     """
 
     model: nn.Module
@@ -33,11 +123,20 @@ class ShadowTarget:
     members: np.ndarray
     nonmembers: np.ndarray
     edges: torch.Tensor
+    served: TrainedTarget | None = None
+
+    @property
+    def features(self) -> torch.Tensor:
+        """The node features the shadow is queried with (privatised ones under LPGNN)."""
+        return self.graph.x if self.served is None else self.served.served_features()
 
     @torch.no_grad()
     def logits(self, nodes: np.ndarray) -> torch.Tensor:
-        """Logits of population-local ``nodes``."""
-        return self.model(self.graph.x, self.edges)[torch.as_tensor(nodes, dtype=torch.long)]
+        """Logits of population-local ``nodes``, queried as the target is queried."""
+        idx = torch.as_tensor(nodes, dtype=torch.long)
+        if self.served is not None:
+            return self.served.logits(view="target")[idx]
+        return self.model(self.graph.x, self.edges)[idx]
 
 
 def train_shadow(
@@ -45,6 +144,9 @@ def train_shadow(
     member_frac: float = 0.45, val_frac: float = 0.1,
 ) -> ShadowTarget:
     """Train one shadow model inductively on a random part of the population.
+
+    When ``population`` carries a mechanism (see :func:`mechanism_of`), the shadow is trained
+    through that defense with independent noise; otherwise it is a plain GNN.
 
     Args:
         population: The adversary's auxiliary graph.
@@ -63,9 +165,15 @@ def train_shadow(
                     test_frac=1.0 - member_frac - val_frac),
         seed=derive_seed(seed, "split"),
     )
+    edges = split.partitioned_edges(population.edge_index)
+    mechanism = mechanism_of(population)
+    if mechanism is not None:
+        served = mechanism.fit(_plain(population), split, spec, seed=derive_seed(seed, "defense"))
+        return ShadowTarget(model=served.model, graph=population, members=split.train,
+                            nonmembers=np.concatenate([split.test, split.aux]), edges=edges,
+                            served=served)
     with torch_seeded(derive_seed(seed, "init")):
         model = GNN(population.num_features, num_classes, spec)
-    edges = split.partitioned_edges(population.edge_index)
     train_node_classifier(
         model, population.x, edges, population.y, split.train,
         val_edges=edges, val_nodes=split.val, lr=spec.lr, weight_decay=spec.weight_decay,
@@ -75,14 +183,27 @@ def train_shadow(
                         nonmembers=np.concatenate([split.test, split.aux]), edges=edges)
 
 
+def _plain(graph: Data) -> Data:
+    """The graph without the adversary's annotations (a defense validates a plain graph)."""
+    out = Data(x=graph.x, edge_index=graph.edge_index, y=graph.y, num_nodes=graph.num_nodes)
+    name = getattr(graph, "name", None) if "name" in graph else None
+    if isinstance(name, str):
+        out.name = name
+    return out
+
+
 def train_on_nodes(
     x: torch.Tensor, edge_index: torch.Tensor, y: torch.Tensor, train_nodes: np.ndarray,
     spec: ArchitectureSpec, num_classes: int, *, seed: int, max_epochs: int | None = None,
+    mechanism: KnownMechanism | None = None, name: str | None = None,
 ) -> nn.Module:
     """Train a model of ``spec`` full-batch on ``train_nodes`` without early stopping.
 
     Cheap reference/shadow models (LiRA, RMIA) use this: no validation pass, and the number of
-    epochs is capped by ``max_epochs`` when given.
+    epochs is capped by ``max_epochs`` when given. With a ``mechanism`` the model is trained
+    through that defense (independent noise) on the graph ``(x, edge_index, y)``, every node
+    of which must then be a training node; it expects the inputs the defense serves (e.g.
+    LPGNN's privatised features).
 
     Args:
         x: Node features.
@@ -92,11 +213,23 @@ def train_on_nodes(
         spec: Architecture and hyperparameters.
         num_classes: Output width.
         seed: Seed of initialisation and dropout.
-        max_epochs: Cap on ``spec.epochs``.
+        max_epochs: Cap on ``spec.epochs`` (and on a mechanism's epoch fields).
+        mechanism: The target's defense, for a defense-aware adversary.
+        name: Dataset name of the graph (per-dataset defenses use it).
 
     Returns:
         The trained model, in eval mode.
     """
+    if mechanism is not None:
+        graph = Data(x=x, edge_index=edge_index, y=y, num_nodes=x.shape[0])
+        if name is not None:
+            graph.name = name
+        nodes = np.sort(np.asarray(train_nodes, dtype=np.int64))
+        empty = np.empty(0, dtype=np.int64)
+        split = MembershipSplit(kind="transductive", num_nodes=int(x.shape[0]), train=nodes,
+                                val=empty, test=empty, aux=empty, seed=seed)
+        return mechanism.fit(graph, split, spec, seed=derive_seed(seed, "defense"),
+                             max_epochs=max_epochs).model
     epochs = spec.epochs if max_epochs is None else min(spec.epochs, max_epochs)
     with torch_seeded(derive_seed(seed, "init")):
         model = GNN(x.shape[1], num_classes, spec)

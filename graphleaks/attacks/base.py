@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -26,6 +26,9 @@ from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
 from graphleaks.seeding import Rngs
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks._shadow import KnownMechanism
 
 
 class Task(str, Enum):
@@ -67,6 +70,11 @@ class ThreatModel:
         architecture_knowledge: Whether the adversary knows the target's architecture and
             training hyperparameters (needed to train shadow models).
         query_budget: Maximum number of queries, or None for unlimited.
+        defense_knowledge: Whether the adversary knows the target's defense mechanism and its
+            parameters (Kerckhoffs's principle; only the private data and the noise stay
+            secret). Shadow, reference and calibration models are then trained through the
+            same defense with independent noise. False keeps the defense-unaware adversary
+            (plain models on clean population data) for comparison.
     """
 
     access: str = "blackbox"
@@ -77,6 +85,7 @@ class ThreatModel:
     shadow_data: str = "none"
     architecture_knowledge: bool = False
     query_budget: int | None = None
+    defense_knowledge: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary."""
@@ -95,6 +104,7 @@ class ThreatModel:
             parts.append(f"shadow={self.shadow_data}")
         if self.architecture_knowledge:
             parts.append("knows architecture")
+        parts.append("knows the defense" if self.defense_knowledge else "defense-unaware")
         return "; ".join(parts)
 
 
@@ -216,8 +226,24 @@ class TargetView:
         self._knowledge(self.threat_model.architecture_knowledge, "the target's architecture")
         return self._target.spec
 
+    def mechanism(self) -> KnownMechanism | None:
+        """The target's defense as the adversary knows it, or None.
+
+        None for an undefended target or when the threat model is defense-unaware
+        (``defense_knowledge=False``).
+        """
+        from graphleaks.attacks._shadow import KnownMechanism
+
+        if not self.threat_model.defense_knowledge:
+            return None
+        return KnownMechanism.of(self._target)
+
     def population(self) -> tuple[Data, np.ndarray]:
         """The adversary's auxiliary graph: nodes disjoint from all the target used.
+
+        The graph carries the dataset name of the target's graph (``name``) and, when the
+        threat model grants defense knowledge, the target's mechanism (``mechanism``), so
+        :func:`graphleaks.attacks._shadow.train_shadow` trains shadows through the defense.
 
         Returns:
             The subgraph induced by the auxiliary nodes (relabelled ``0..m-1``, with features
@@ -228,7 +254,12 @@ class TargetView:
         g = self._target.graph
         idx = torch.as_tensor(aux, dtype=torch.long)
         ei, _ = subgraph(idx, g.edge_index, relabel_nodes=True, num_nodes=g.num_nodes)
-        return Data(x=g.x[idx], edge_index=ei, y=g.y[idx], num_nodes=len(aux)), aux
+        pop = Data(x=g.x[idx], edge_index=ei, y=g.y[idx], num_nodes=len(aux))
+        name = getattr(g, "name", None)
+        if isinstance(name, str):
+            pop.name = name
+        pop.mechanism = self.mechanism()
+        return pop, aux
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from graphleaks.attacks._shadow import train_shadow
+from graphleaks.attacks._shadow import mechanism_note, mechanism_of, train_shadow
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -96,12 +96,12 @@ class ConfidenceMIA(Attack):
         threshold = None
         notes: tuple[str, ...] = ()
         if cfg.threshold == "shadow":
-            threshold = self._shadow_threshold(target, rngs)
+            threshold, shadow_note = self._shadow_threshold(target, rngs)
             notes = ("decision threshold calibrated on a shadow model trained on auxiliary "
-                     "nodes; evaluation labels unused",)
+                     "nodes; evaluation labels unused", shadow_note)
         return AttackScores(scores, threshold=threshold, notes=notes)
 
-    def _shadow_threshold(self, target: TargetView, rngs: Rngs) -> float:
+    def _shadow_threshold(self, target: TargetView, rngs: Rngs) -> tuple[float, str]:
         population, _ = target.population()
         shadow = train_shadow(population, target.architecture(), target.num_classes,
                               seed=rngs.child("shadow").seed)
@@ -110,4 +110,4 @@ class ConfidenceMIA(Attack):
         post = torch.softmax(shadow.logits(nodes), dim=1)
         labels = population.y[torch.as_tensor(nodes)] if self.config.score == "true_class" else None
         _, threshold = best_balanced_accuracy(confidence_scores(post, labels), truth)
-        return float(threshold)
+        return float(threshold), mechanism_note(mechanism_of(population), "calibration shadow")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from graphleaks.attacks.base import (
@@ -53,6 +55,7 @@ def run_attack(
     challenge: Challenge | None = None,
     view: str = "target",
     exposed: frozenset[Output] = ALL_OUTPUTS,
+    defense_aware: bool = True,
 ) -> AttackResult:
     """Run ``attack`` against ``target`` under the attack's own threat model.
 
@@ -63,8 +66,13 @@ def run_attack(
         challenge: What to score; by default ``attack.make_challenge(target)``.
         view: The graph view queries are evaluated in.
         exposed: What the deployment exposes (restricts the threat model further).
+        defense_aware: Whether the adversary knows the target's defense (the default,
+            Kerckhoffs's principle); False trains its shadow/reference models as plain GNNs on
+            clean data. Recorded in the result's threat model.
     """
     if challenge is None:
         challenge = attack.make_challenge(target, seed=derive_seed(seed, "challenge"))
-    tv = TargetView(target, attack.threat_model, exposed=exposed, view=view, attack=attack.name)
+    threat_model = dataclasses.replace(attack.threat_model,
+                                       defense_knowledge=bool(defense_aware))
+    tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name)
     return attack.run(tv, challenge, seed=derive_seed(seed, "attack", attack.name))

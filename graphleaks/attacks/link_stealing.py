@@ -65,7 +65,7 @@ from graphleaks.attacks._pairs import (
     public_edge_notes,
     undirected_pairs,
 )
-from graphleaks.attacks._shadow import train_shadow
+from graphleaks.attacks._shadow import mechanism_note, mechanism_of, train_shadow
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -343,10 +343,12 @@ class LinkStealingAttack(Attack):
                                 notes=(f"attack 2: -{cfg.distance} distance, family "
                                        f"{cfg.family}",))
         xs, ys = [], []
+        notes: list[str] = []
         if k in USES_SHADOW:
-            sx, sy = self._shadow_pairs(target, rngs)
+            sx, sy, shadow_note = self._shadow_pairs(target, rngs)
             xs.append(sx)
             ys.append(sy)
+            notes.append(shadow_note)
         if k in USES_PARTIAL:
             known = challenge.hints.get("known_pairs")
             if known is None or len(known) == 0:
@@ -366,8 +368,8 @@ class LinkStealingAttack(Attack):
                                  seed=rngs.child("mlp").seed)
         with torch.no_grad():
             prob = torch.softmax(model(torch.as_tensor(x_test_s, dtype=torch.float32)), 1)
-        notes = [f"attack {k}: MLP on {x_train.shape[1]} features, {len(y_train)} training "
-                 "pairs"]
+        notes.insert(0, f"attack {k}: MLP on {x_train.shape[1]} features, {len(y_train)} "
+                        "training pairs")
         if cfg.compat_scaler_on_test:
             notes.append("compat: scaler fit on the test pairs (original behaviour)")
         return AttackScores(prob[:, 1].numpy().astype(np.float64), threshold=0.5,
@@ -390,8 +392,14 @@ class LinkStealingAttack(Attack):
             return -dist(data.feat)
         return dist(data.ref) - dist(data.post)
 
-    def _shadow_pairs(self, target: TargetView, rngs: Rngs) -> tuple[np.ndarray, np.ndarray]:
-        """Features and labels of all shadow pairs (shadow edges + as many non-edges)."""
+    def _shadow_pairs(
+        self, target: TargetView, rngs: Rngs
+    ) -> tuple[np.ndarray, np.ndarray, str]:
+        """Features and labels of all shadow pairs (shadow edges + as many non-edges), and a note.
+
+        The shadow's features are the ones it is served with (the defense's, when the
+        adversary trains it through the target's defense), as the target's are.
+        """
         k = self.config.attack
         population, _ = target.population()
         shadow = train_shadow(population, target.architecture(), target.num_classes,
@@ -401,11 +409,13 @@ class LinkStealingAttack(Attack):
             post = torch.softmax(shadow.logits(np.arange(m)), 1).numpy().astype(np.float64)
         data = _NodeData(post=post)
         if k in USES_FEATURES:
-            data.feat = population.x.numpy().astype(np.float64)
-            data.ref = reference_posteriors(population.x, population.y, target.num_classes,
+            x = shadow.features
+            data.feat = x.numpy().astype(np.float64)
+            data.ref = reference_posteriors(x, population.y, target.num_classes,
                                             seed=rngs.child("shadow-ref").seed)
         rng = rngs.child("shadow-pairs").numpy
         pos, neg = balanced_pairs(undirected_pairs(shadow.edges), m, rng)
         pairs = np.concatenate([pos, neg])
         y = np.r_[np.ones(len(pos), np.int64), np.zeros(len(neg), np.int64)]
-        return pair_features(k, data, pairs), y
+        return (pair_features(k, data, pairs), y,
+                mechanism_note(mechanism_of(population), "link-stealing shadow"))

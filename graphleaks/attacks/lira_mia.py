@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch_geometric.utils import subgraph
 
-from graphleaks.attacks._shadow import train_on_nodes
+from graphleaks.attacks._shadow import KnownMechanism, mechanism_note, train_on_nodes
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -120,13 +120,18 @@ class LiRAMIA(Attack):
         phis = np.empty((n_ref, len(cands)))
         inside = np.zeros((n_ref, len(cands)), dtype=bool)
         rng = rngs.numpy
+        # Online references train on the served (already privatised) query features, which
+        # cannot go through the defense a second time: they stay defense-unaware.
+        mechanism = target.mechanism() if cfg.variant == "offline" else None
+        name = getattr(population, "name", None) if "name" in population else None
 
         if cfg.variant == "offline":
             halves = _paired_halves(population.num_nodes, n_ref, rng)
             for i, members in enumerate(halves):
                 model = self._train_reference(population.x, population.edge_index,
                                               population.y, members, spec, target.num_classes,
-                                              seed=derive_seed(rngs.seed, "reference", i))
+                                              seed=derive_seed(rngs.seed, "reference", i),
+                                              mechanism=mechanism, name=name)
                 phis[i] = self._reference_phi(model, x_query, e_query, cands, labels)
         else:
             universe = np.unique(np.concatenate([np.asarray(aux), cands]))
@@ -152,6 +157,7 @@ class LiRAMIA(Attack):
             f"LiRA {cfg.variant}, {n_ref} reference models (<= {cfg.ref_epochs} epochs), "
             f"statistic {cfg.statistic}, {'pooled' if cfg.fixed_variance else 'per-node'} "
             "variance; references queried in the target's query graph",
+            mechanism_note(mechanism, "reference models"),
         ]
         if cfg.variant == "offline":
             scores = (phi_target - mu_out) / sd_out
@@ -166,7 +172,8 @@ class LiRAMIA(Attack):
 
     def _train_reference(self, x: torch.Tensor, edge_index: torch.Tensor, y: torch.Tensor,
                          members: np.ndarray, spec: ArchitectureSpec, num_classes: int, *,
-                         seed: int) -> torch.nn.Module:
+                         seed: int, mechanism: KnownMechanism | None = None,
+                         name: str | None = None) -> torch.nn.Module:
         """Train one reference inductively on the subgraph induced by ``members``.
 
         The subgraph is relabelled so training only touches the members' rows.
@@ -175,7 +182,8 @@ class LiRAMIA(Attack):
         ei, _ = subgraph(idx, edge_index, relabel_nodes=True, num_nodes=x.shape[0])
         local = np.arange(len(members))
         return train_on_nodes(x[idx], ei, y[idx], local, spec, num_classes,
-                              max_epochs=self.config.ref_epochs, seed=seed)
+                              max_epochs=self.config.ref_epochs, seed=seed,
+                              mechanism=mechanism, name=name)
 
     @torch.no_grad()
     def _reference_phi(self, model: torch.nn.Module, x: torch.Tensor, edges: torch.Tensor,

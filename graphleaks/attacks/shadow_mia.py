@@ -28,7 +28,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from graphleaks.attacks._shadow import posterior_features, train_shadow
+from graphleaks.attacks._shadow import (
+    mechanism_note,
+    mechanism_of,
+    posterior_features,
+    train_shadow,
+)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -140,6 +145,7 @@ class ShadowMIA(Attack):
             f"shadow training set: {len(y_train)} nodes from {cfg.num_shadows} shadow(s), "
             f"{int(y_train.sum())} members"
             + (" (balanced)" if cfg.balanced and not cfg.compat_duddu_protocol else ""),
+            mechanism_note(mechanism_of(population), "shadow models"),
         ]
         if cfg.compat_duddu_protocol:
             from sklearn.neural_network import MLPClassifier

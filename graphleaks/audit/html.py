@@ -356,13 +356,16 @@ def _attack_details(report: Mapping[str, Any]) -> str:
         lb = a.get("metrics", {}).get("epsilon_lower_bound")
         if lb:
             claimed = led.get("epsilon")
+            cmp = lb.get("ledger_comparison") or {}
             flag = ""
-            if claimed not in ("inf", None) and float(lb["epsilon_lb"]) > float(claimed):
-                flag = (' <span class="badge bad">violation: claimed ε is below the measured '
-                        "lower bound</span>")
-            items.append(f"empirical ε lower bound {_f(lb['epsilon_lb'])} at "
+            if cmp.get("violation"):  # same-unit comparisons only (computed by the runner)
+                flag = f' <span class="badge bad">{_e(cmp["text"])}</span>'
+            elif cmp.get("ledger_unit") not in (None, "none"):
+                flag = f" — {_e(cmp['text'])}"
+            items.append(f"empirical ε lower bound {_f(lb['epsilon_lb'])} "
+                         f"({_e(lb.get('unit', 'node'))} unit) at "
                          f"{_f(lb.get('confidence', 0.95), 2)} confidence (claimed ε "
-                         f"{_e(claimed)}){flag}")
+                         f"{_e(claimed)}, {_e(led.get('unit'))} unit){flag}")
         if a.get("compat_flags"):
             items.append('<span class="badge warn">compatibility flags on</span> '
                          + _e(", ".join(a["compat_flags"])))

@@ -127,6 +127,15 @@ def _est(e: dict[str, Any] | None) -> str:
     return f"{_fmt(e['value'])} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
+def _verdict(bound: dict[str, Any]) -> str:
+    """The ledger comparison computed by the runner (same unit only), as a suffix."""
+    cmp = bound.get("ledger_comparison")
+    if not cmp or cmp.get("ledger_unit") == "none":
+        return ""
+    text = cmp["text"]
+    return f" — **{text}**" if cmp.get("violation") and cmp.get("sound") else f" — {text}"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """A Markdown summary of a report dictionary."""
     t, led = report["target"], report["ledger"]
@@ -153,6 +162,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     ]
     for note in led.get("notes", []):
         lines.append(f"- {note}")
+    serving = led.get("serving")
+    if serving:
+        lines.append(f"- served model: {serving['fresh_releases']} fresh release(s) of the "
+                     f"private data answered during this audit; the API's ε after them is "
+                     f"{_fmt(serving['epsilon_after_queries'])} ({serving['policy']})")
     lines += [
         "",
         "## Attacks",
@@ -180,8 +194,10 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines.append(f"### {a['attack']}")
         lines.append("")
         tm = a["threat_model"]
-        lines.append(f"- threat model: {tm['access']}, outputs {', '.join(tm['outputs'])}; "
-                     f"queries evaluated in the `{a['query_graph']}` graph")
+        aware = ("knows the defense" if tm.get("defense_knowledge", True)
+                 else "defense-unaware (compare mode)")
+        lines.append(f"- threat model: {tm['access']}, outputs {', '.join(tm['outputs'])}, "
+                     f"{aware}; queries evaluated in the `{a['query_graph']}` graph")
         o = a["metrics"].get("oracle_balanced_accuracy")
         if o:
             lines.append(f"- oracle balanced accuracy (threshold chosen on the evaluation "
@@ -191,19 +207,13 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"- {pm['name']}: {_fmt(pm['value'])}")
         lb = a["metrics"].get("epsilon_lower_bound")
         lb_max = a["metrics"].get("epsilon_lower_bound_max_over_thresholds")
-        claimed = led["epsilon"]
         if lb:
-            flag = ""
-            if claimed != "inf" and lb["epsilon_lb"] > float(claimed):
-                flag = " — **VIOLATION: the claimed ε is below the measured lower bound**"
-            lines.append(f"- empirical ε lower bound {_fmt(lb['epsilon_lb'])} at the attack's "
-                         f"own threshold (claimed ε {claimed}){flag}")
+            lines.append(f"- empirical ε lower bound {_fmt(lb['epsilon_lb'])} "
+                         f"({lb.get('unit', 'node')} unit) at the attack's own threshold "
+                         f"(claimed ε {led['epsilon']}, {led['unit']} unit){_verdict(lb)}")
         if lb_max:
-            flag = ""
-            if claimed != "inf" and lb_max["epsilon_lb"] > float(claimed):
-                flag = " — claimed ε is below this optimistic bound; check with more data"
             lines.append(f"- optimistic ε bound (best threshold chosen on the evaluation "
-                         f"labels): {_fmt(lb_max['epsilon_lb'])}{flag}")
+                         f"labels): {_fmt(lb_max['epsilon_lb'])}{_verdict(lb_max)}")
         if lb or lb_max:
             for assumption in (lb or lb_max).get("assumptions", []):
                 lines.append(f"  - assumption: {assumption}")

@@ -16,9 +16,11 @@ from graphleaks.audit.report import AttackReport, AuditReport, TargetSummary
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.defenses import registry as defense_registry
+from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
+from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 
@@ -63,15 +65,22 @@ def _resolve(attack: Attack | str) -> Attack:
 
 
 def evaluate_result(
-    result: AttackResult, *, n_bootstrap: int, seed: int, claimed_delta: float = 0.0
+    result: AttackResult, *, n_bootstrap: int, seed: int, claimed_delta: float = 0.0,
+    ledger: PrivacyLedger | None = None,
 ) -> dict[str, Any]:
     """All metrics of one result (delegated to :mod:`graphleaks.metrics`).
 
     Attribute inference results hold predicted classes as scores and are evaluated as
     multiclass predictions against the majority baseline; every other task is binary.
+    Membership and link results get ε lower bounds in the unit they test (node, edge), each
+    compared with ``ledger`` only when the ledger protects that same unit.
     """
     from graphleaks.metrics.multiclass import multiclass_metrics
-    from graphleaks.metrics.privacy_bound import epsilon_lower_bound
+    from graphleaks.metrics.privacy_bound import (
+        TESTED_UNITS,
+        compare_with_claim,
+        epsilon_lower_bound,
+    )
 
     if result.task == Task.ATTRIBUTE:
         mc = multiclass_metrics(result.labels.astype(np.int64),
@@ -94,16 +103,42 @@ def evaluate_result(
             "value": binm.duddu_onehot_confidence_accuracy(result.scores, result.labels,
                                                            n_in, n_out),
         }
-    if result.task == Task.MEMBERSHIP and len(result.scores) == len(result.candidates):
+    unit = TESTED_UNITS.get(result.task.value)
+    if unit is not None and len(result.scores) == len(result.candidates):
         # Sound only at a threshold chosen without the evaluation labels; the maximum over
         # thresholds is kept as an optimistic figure and labelled so.
+        bounds = {}
         if result.threshold is not None:
-            bound = epsilon_lower_bound(result.scores, result.labels, delta=claimed_delta,
-                                        threshold=result.threshold)
-            out["epsilon_lower_bound"] = bound.to_dict()
-        optimistic = epsilon_lower_bound(result.scores, result.labels, delta=claimed_delta)
-        out["epsilon_lower_bound_max_over_thresholds"] = optimistic.to_dict()
+            bounds["epsilon_lower_bound"] = epsilon_lower_bound(
+                result.scores, result.labels, delta=claimed_delta, threshold=result.threshold,
+                unit=unit)
+        bounds["epsilon_lower_bound_max_over_thresholds"] = epsilon_lower_bound(
+            result.scores, result.labels, delta=claimed_delta, unit=unit)
+        for key, bound in bounds.items():
+            out[key] = bound.to_dict()
+            if ledger is not None:
+                out[key]["ledger_comparison"] = compare_with_claim(
+                    bound, ledger_unit=ledger.unit.value, claimed_epsilon=ledger.epsilon)
     return out
+
+
+def _check_compare_unit(unit: str, ledger: PrivacyLedger, attacks: Sequence[Attack]) -> None:
+    """Refuse a comparison unit that the ledger or an attack's test does not have."""
+    from graphleaks.metrics.privacy_bound import TESTED_UNITS
+
+    units = [u.value for u in PrivacyUnit if u != PrivacyUnit.NONE]
+    if unit not in units:
+        raise InvalidConfigError(f"unknown privacy unit {unit!r} to compare against; choose "
+                                 f"one of: {', '.join(units)}")
+    if ledger.unit.value != unit:
+        raise InvalidConfigError(f"the target's ledger has no epsilon for unit {unit!r} (it "
+                                 f"protects unit {ledger.unit.value!r}); drop --compare-unit "
+                                 "or audit a target whose defense protects that unit")
+    for attack in attacks:
+        tested = TESTED_UNITS.get(attack.task.value)
+        if tested != unit:
+            raise InvalidConfigError(f"attack {attack.name} tests unit {tested or 'none'}, not "
+                                     f"{unit!r}; its ε bound cannot be compared in that unit")
 
 
 def trivial_baseline(labels: np.ndarray) -> dict[str, float]:
@@ -123,6 +158,8 @@ def run_audit(
     view: str = "target",
     exposed: frozenset[Output] = ALL_OUTPUTS,
     config: dict[str, Any] | None = None,
+    defense_aware: bool = True,
+    compare_unit: str | None = None,
 ) -> AuditReport:
     """Run ``attacks`` against ``target`` and return the report.
 
@@ -134,6 +171,15 @@ def run_audit(
         view: The graph view queries are evaluated in.
         exposed: Outputs the deployment exposes.
         config: The configuration to record in the report (e.g. CLI options).
+        defense_aware: Whether adversaries know the target's defense (default); False keeps
+            the defense-unaware adversary for comparison (recorded in each threat model).
+        compare_unit: Insist that every attack's ε lower bound be compared with the ledger in
+            this unit (``node``, ``edge``, ...); refused when the ledger or an attack has
+            another unit.
+
+    Raises:
+        InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
+            of every attack's test.
 
     Example:
         >>> from graphleaks.data import tiny_graph
@@ -142,14 +188,16 @@ def run_audit(
         >>> r.attacks[0].attack
         'confidence_mia'
     """
+    resolved = [_resolve(item) for item in attacks]
+    if compare_unit is not None:
+        _check_compare_unit(compare_unit, target.ledger, resolved)
     reports = []
-    for item in attacks:
-        attack = _resolve(item)
+    for attack in resolved:
         result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
-                            view=view, exposed=exposed)
+                            view=view, exposed=exposed, defense_aware=defense_aware)
         metrics = evaluate_result(result, n_bootstrap=n_bootstrap,
                                   seed=derive_seed(seed, "bootstrap", attack.name),
-                                  claimed_delta=target.ledger.delta)
+                                  claimed_delta=target.ledger.delta, ledger=target.ledger)
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
             threat_model=result.threat_model.to_dict(), config=result.config,
@@ -166,8 +214,12 @@ def run_audit(
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},
         utility=target.utility, training=target.training,
     )
+    ledger = target.ledger.to_dict()
+    guard = getattr(target.model, "release_guard", None)
+    if guard is not None:  # a model that adds noise at inference: its API's ε after the audit
+        ledger["serving"] = guard.summary()
     return AuditReport(
         schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=summary,
-        ledger=target.ledger.to_dict(), attacks=reports, config=dict(config or {}),
+        ledger=ledger, attacks=reports, config=dict(config or {}),
         versions=library_versions(),
     )

@@ -61,6 +61,14 @@ def audit(
     config_file: Annotated[Path | None, typer.Option(
         "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate); other "
                          "target and attack options are then ignored.")] = None,
+    defense_unaware: Annotated[bool, typer.Option(
+        "--defense-unaware", help="Train shadow/reference/calibration models as plain GNNs on "
+                                  "clean data instead of through the target's defense "
+                                  "(today's adversary, for comparison; recorded in the threat "
+                                  "model).")] = False,
+    compare_unit: Annotated[str | None, typer.Option(
+        help="Insist on comparing every ε lower bound with the ledger in this privacy unit "
+             "(node, edge, ...); exit 2 if the ledger or an attack has another unit.")] = None,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -110,9 +118,11 @@ def audit(
                               defense_params=defense_params(defense, params, epsilon, delta),
                               dataset=ds, device=device, seed=seed)
     config = {"bundle": str(bundle) if bundle else None, "attacks": names,
-              "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}
+              "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap,
+              "defense_aware": not defense_unaware, "compare_unit": compare_unit}
     report = run_audit(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
-                       view=query_graph, config=config)
+                       view=query_graph, config=config, defense_aware=not defense_unaware,
+                       compare_unit=compare_unit)
     json_path, md_path = write_report(report, out)
     from graphleaks.audit.html import write_html
 

@@ -74,14 +74,18 @@ def load_dataset(
             Cora works without one (it is bundled).
         cache_dir: Writable cache; defaults to ``GRAPHLEAKS_CACHE`` or ``~/.cache/graphleaks``.
 
+    Returns:
+        The graph, carrying its registry name as ``name`` (defenses that tune hyperparameters
+        per dataset read it).
+
     Raises:
         InvalidConfigError: For an unknown name.
         DataError: If the data root is missing or lacks the dataset's files.
 
     Example:
         >>> g = load_dataset("cora")
-        >>> g.num_nodes, g.x.shape[1], int(g.y.max()) + 1
-        (2708, 1433, 7)
+        >>> g.num_nodes, g.x.shape[1], int(g.y.max()) + 1, g.name
+        (2708, 1433, 7, 'cora')
     """
     info = datasets.get(name)
     root = Path(data_root) if data_root is not None else default_data_root()
@@ -94,8 +98,9 @@ def load_dataset(
         if not root.is_dir():
             raise DataError(f"data root {root} does not exist or is not a folder")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    data = info.loader(root, cache)
-    return check_graph(data, source=f"dataset {info.name!r}")
+    data = check_graph(info.loader(root, cache), source=f"dataset {info.name!r}")
+    data.name = info.name
+    return data
 
 
 def _require(path: Path, dataset: str) -> Path:

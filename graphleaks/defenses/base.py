@@ -108,6 +108,11 @@ class Defense(ABC):
         """Train the target (config and graph already validated)."""
 
     @classmethod
+    def on_load(cls, target: TrainedTarget) -> None:
+        """Restore serving state a bundle does not store (nothing by default)."""
+        return None
+
+    @classmethod
     def build_model(
         cls, in_dim: int, out_dim: int, spec: ArchitectureSpec, config: dict[str, Any]
     ) -> nn.Module:

@@ -25,18 +25,16 @@ Privacy (``defenses.md`` §3.1, §3.3, §3.4):
   checkpoint selection (the last epoch is kept), because val nodes are private units too.
   The guarantee is recorded as the authors' claim (see the S&P'24 critique in §3.11).
 
-Serving and the cached aggregates: the model's ``forward(x, edge_index)`` recomputes the
-noisy aggregation itself. The noise is drawn from a ``torch.Generator`` seeded with
-``derive_seed(noise_seed, digest(z, edge_index))``, where ``noise_seed`` is a buffer saved
-with the weights and ``digest`` hashes the encoder output and the edge list. Consequences:
-
-* the training graph (the target view) gets exactly the aggregates the classifier was
-  trained on, bit for bit, also after a bundle round trip; repeating a query is free;
-* any *other* (features, graph) pair gets fresh, independent noise of the same σ. As in the
-  original code this is an extra release that the ledger does **not** account for: each
-  distinct query graph containing private edges costs another ε (``defenses.md`` §3.1).
-  Identical noise is never reused on different inputs, so differencing two queries cannot
-  cancel the noise.
+Serving is a fixed release (issue 15): the model keeps the aggregates it was trained on (the
+training release) and answers every query on the training graph from them, also after a
+bundle round trip (the noise is re-drawn bit for bit from ``noise_seed`` and the digest of the
+encoder output and edge list). Any *other* (features, graph) pair needs a new noisy
+aggregation of the private edges, i.e. a new release, seeded by that input's digest (so
+differencing two queries cannot cancel the noise, and repeating one is free). Each distinct
+new release is charged to the served model's :class:`ReleaseGuard`: the report gives the
+API's ε after n releases (training ∘ n releases, same accountant), and with
+``query_budget`` set a release that would take the API's ε past it is refused
+(:class:`~graphleaks.errors.CapabilityError`).
 
 Noise is research-grade (float64 Box–Muller from torch), not side-channel hardened.
 """
@@ -47,6 +45,7 @@ import dataclasses
 import hashlib
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,9 +57,10 @@ from torch_geometric.data import Data
 from graphleaks.data.graph import num_classes
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.defenses.base import Defense
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
+from graphleaks.privacy.accounting import api_epsilon
 from graphleaks.privacy.calibration import calibrate_gaussian_sigma, calibrate_noise_multiplier
 from graphleaks.privacy.events import (
     ComposedEvent,
@@ -68,6 +68,7 @@ from graphleaks.privacy.events import (
     PoissonSampledEvent,
     PrivacyEvent,
     SelfComposedEvent,
+    event_from_dict,
 )
 from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyLedger, PrivacyUnit
 from graphleaks.privacy.mechanisms import gaussian_noise
@@ -75,6 +76,7 @@ from graphleaks.seeding import derive_seed, torch_seeded
 
 _POS = {"range": (0, None), "closed": "neither"}
 _DELTA = {"range": (0.0, 1.0), "closed": "neither", "optional": True}
+_BUDGET = {"range": (0.0, None), "closed": "neither", "optional": True}
 
 
 def _digest(*tensors: torch.Tensor) -> int:
@@ -118,6 +120,63 @@ def bound_out_degree(
     return edge_index[:, keep.to(edge_index.device)]
 
 
+class ReleaseGuard:
+    """Counts the fresh releases a served GAP model makes and enforces its query budget.
+
+    The accounting itself is the pure :func:`~graphleaks.privacy.accounting.api_epsilon`;
+    this object only holds the count (distinct inputs; a repeated query is free).
+
+    Args:
+        training: The training event (the ledger's record).
+        release: The event of one fresh release (K noisy hops).
+        delta: The ledger's δ.
+        accountant: The ledger's accountant.
+        budget: Largest API ε allowed, or None to accumulate without limit.
+    """
+
+    def __init__(self, training: PrivacyEvent, release: PrivacyEvent, delta: float, *,
+                 accountant: str, budget: float | None) -> None:
+        self.training, self.release, self.delta = training, release, float(delta)
+        self.accountant, self.budget = accountant, budget
+        self.seen: set[int] = set()
+
+    @property
+    def releases(self) -> int:
+        """Fresh releases served so far."""
+        return len(self.seen)
+
+    def epsilon_after(self, releases: int) -> float:
+        """The API's ε after ``releases`` fresh releases."""
+        return api_epsilon(self.training, self.release, releases, self.delta,
+                           accountant=self.accountant)  # type: ignore[arg-type]
+
+    def charge(self, digest: int) -> None:
+        """Charge the release of input ``digest`` (free if already served).
+
+        Raises:
+            CapabilityError: If the release would take the API's ε past the budget.
+        """
+        if digest in self.seen:
+            return
+        if self.budget is not None:
+            eps = self.epsilon_after(self.releases + 1)
+            if eps > self.budget * (1 + 1e-12):
+                raise CapabilityError(
+                    f"query refused: it needs a new release of the private graph, which would "
+                    f"take the served model's epsilon to {eps:.4g}, past its query_budget "
+                    f"{self.budget:g} ({self.releases} fresh releases served); query the "
+                    "training graph, or raise the defense's query_budget")
+        self.seen.add(digest)
+
+    def summary(self) -> dict[str, Any]:
+        """What the report records: releases served, the API's ε, the budget."""
+        return {"fresh_releases": self.releases,
+                "epsilon_after_queries": self.epsilon_after(self.releases),
+                "query_budget": self.budget,
+                "policy": ("refused past query_budget" if self.budget is not None
+                           else "accumulated per release")}
+
+
 class GAPModel(nn.Module):
     """Encoder, noisy aggregation and per-hop classifier in one module.
 
@@ -152,6 +211,8 @@ class GAPModel(nn.Module):
         self.noise_seed: torch.Tensor
         self.register_buffer("sigma", torch.zeros((), dtype=torch.float64))
         self.register_buffer("noise_seed", torch.zeros((), dtype=torch.int64))
+        self.release_guard: ReleaseGuard | None = None
+        self._release: tuple[int, torch.Tensor] | None = None  # (digest, training release)
 
     # --- stages -----------------------------------------------------------------------
     def encode(self, x: torch.Tensor) -> torch.Tensor:
@@ -166,8 +227,27 @@ class GAPModel(nn.Module):
 
     @torch.no_grad()
     def aggregate(self, z: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """Noisy aggregates ``[h_0, …, h_K]`` stacked to shape (N, K+1, hidden)."""
-        seed = derive_seed(int(self.noise_seed), "pma", _digest(z, edge_index))
+        """Noisy aggregates ``[h_0, …, h_K]`` stacked to shape (N, K+1, hidden).
+
+        The training release is served as kept; any other input is a fresh release, charged
+        to :attr:`release_guard` (when set) before its noise is drawn.
+        """
+        digest = _digest(z, edge_index)
+        if self._release is not None and self._release[0] == digest:
+            return self._release[1]
+        if self.release_guard is not None:
+            self.release_guard.charge(digest)
+        return self._draw(z, edge_index, digest)
+
+    def fix_release(self, z: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Draw (or re-draw, bit for bit) the training release and serve it from now on."""
+        digest = _digest(z, edge_index)
+        agg = self._draw(z, edge_index, digest)
+        self._release = (digest, agg)
+        return agg
+
+    def _draw(self, z: torch.Tensor, edge_index: torch.Tensor, digest: int) -> torch.Tensor:
+        seed = derive_seed(int(self.noise_seed), "pma", digest)
         gen = torch.Generator().manual_seed(seed)
         if self.max_degree is not None:
             edge_index = bound_out_degree(edge_index, self.max_degree, gen)
@@ -269,42 +349,107 @@ def _train_full_batch(
     return best_epoch
 
 
+@dataclass(frozen=True)
+class DPSGDPlan:
+    """The one record that both DP-SGD training executes and the ledger accounts.
+
+    Poisson sampling at rate ``q = B/N`` (each training node joins a step's batch
+    independently with probability q) for ``⌈N/B⌉`` steps per epoch. Training consumes the plan
+    through :class:`PoissonBatchSampler`, and :func:`ndp_event` accounts the same plan, so the
+    sampler, rate and step count cannot drift apart (issue 15: the former code accounted
+    ``q = B/N`` and ``⌊N/B⌋`` steps while Opacus ran ``1/⌈N/B⌉`` and ``⌈N/B⌉``).
+
+    Attributes:
+        num_samples: N, the number of training nodes.
+        batch_size: B, the expected batch size (capped at N).
+        epochs: Passes over the data, in expectation.
+    """
+
+    num_samples: int
+    batch_size: int
+    epochs: int
+
+    @property
+    def rate(self) -> float:
+        """The Poisson sampling rate q = min(B, N) / N."""
+        return min(self.batch_size, self.num_samples) / self.num_samples
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """⌈N / B⌉ steps per epoch."""
+        return -(-self.num_samples // min(self.batch_size, self.num_samples))
+
+    @property
+    def steps(self) -> int:
+        """Total steps, every one of them noised and accounted (empty batches included)."""
+        return self.epochs * self.steps_per_epoch
+
+
+class PoissonBatchSampler:
+    """Yields ``steps`` Poisson batches of ``range(n)`` at ``rate``; counts what it drew.
+
+    Attributes:
+        rate: The sampling rate actually used.
+        draws: How many batches were drawn so far (the executed step count).
+    """
+
+    def __init__(self, n: int, rate: float, steps: int, generator: torch.Generator) -> None:
+        self.n, self.rate, self.steps, self.generator = int(n), float(rate), int(steps), generator
+        self.draws = 0
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        for _ in range(self.steps):
+            mask = torch.rand(self.n, generator=self.generator, dtype=torch.float64) < self.rate
+            self.draws += 1
+            yield mask.nonzero().view(-1)
+
+
+@dataclass(frozen=True)
+class ExecutedSGM:
+    """What a DP-SGD run executed: the sampler's rate and the number of noised steps."""
+
+    rate: float
+    steps: int
+
+
 def _train_dp_sgd(
     net: nn.Module, inputs: torch.Tensor, y: torch.Tensor, train: torch.Tensor, *,
-    epochs: int, lr: float, batch_size: int, noise_multiplier: float, max_grad_norm: float,
-    seed: int,
-) -> int:
-    """DP-SGD via Opacus (Poisson sampling, flat clipping); returns the number of steps."""
-    from opacus import PrivacyEngine
-    from torch.utils.data import DataLoader, TensorDataset
+    plan: DPSGDPlan, lr: float, noise_multiplier: float, max_grad_norm: float, seed: int,
+) -> ExecutedSGM:
+    """DP-SGD (Opacus per-sample clipping and noise) driven by ``plan``'s Poisson sampler.
 
+    Every drawn batch is one noised optimiser step, including an empty one (pure noise):
+    skipping empty batches would make the update sequence depend on whether a node was
+    sampled. Returns the executed sampler record, which tests compare with the ledger.
+    """
+    from opacus import GradSampleModule
+    from opacus.optimizers import DPOptimizer
+
+    if plan.num_samples != len(train):
+        raise ValueError(f"DP-SGD plan is for {plan.num_samples} nodes, training has {len(train)}")
     gen = torch.Generator().manual_seed(derive_seed(seed, "sampling"))
     noise_gen = torch.Generator().manual_seed(derive_seed(seed, "noise"))
-    loader = DataLoader(TensorDataset(inputs[train].detach(), y[train]),
-                        batch_size=min(batch_size, len(train)), generator=gen)
-    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    xs, ys = inputs[train].detach(), y[train]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Opacus' "secure RNG off": we seed on purpose
-        engine = PrivacyEngine(accountant="rdp")
-        dp_net, dp_opt, dp_loader = engine.make_private(
-            module=net, optimizer=opt, data_loader=loader, noise_multiplier=noise_multiplier,
-            max_grad_norm=max_grad_norm, poisson_sampling=True, noise_generator=noise_gen,
-        )
-        steps = 0
+        gsm = GradSampleModule(net, loss_reduction="sum")
+        opt = DPOptimizer(torch.optim.Adam(net.parameters(), lr=lr),
+                          noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
+                          expected_batch_size=max(1, round(plan.rate * plan.num_samples)),
+                          loss_reduction="mean", generator=noise_gen)
+        sampler = PoissonBatchSampler(plan.num_samples, plan.rate, plan.steps, gen)
         with torch_seeded(seed):
-            for _ in range(epochs):
-                dp_net.train()
-                for xb, yb in dp_loader:
-                    dp_opt.zero_grad()
-                    if len(xb) == 0:  # empty Poisson batch: skipped (still accounted)
-                        continue
-                    F.cross_entropy(dp_net(xb), yb).backward()
-                    dp_opt.step()
-                    steps += 1
-    if hasattr(dp_net, "_close"):
-        dp_net._close()
+            gsm.train()
+            for idx in sampler:
+                opt.zero_grad()
+                F.cross_entropy(gsm(xs[idx]), ys[idx], reduction="sum").backward()
+                opt.step()
+    gsm._close()
     net.eval()
-    return steps
+    return ExecutedSGM(rate=sampler.rate, steps=sampler.draws)
 
 
 def _auto_delta(num_units: int) -> float:
@@ -356,36 +501,64 @@ class _GAPBase(Defense):
         train = torch.as_tensor(split.train, dtype=torch.long, device=dev)
         val = torch.as_tensor(split.val, dtype=torch.long, device=dev)
         enc_net, cls_net = _EncoderNet(model), _ClassifierNet(model)
+        sgd_plans: dict[str, DPSGDPlan] = plan.pop("sgd_plans", {})
         training: dict[str, Any] = {"sigma": sigma, **plan}
         # 1. encoder module
         if self.dp_training:
-            training["encoder_steps"] = _train_dp_sgd(
-                enc_net, graph.x, y, train, epochs=cfg.encoder_epochs, lr=cfg.lr,
-                batch_size=cfg.batch_size, noise_multiplier=plan["noise_multiplier"],
-                max_grad_norm=cfg.max_grad_norm, seed=derive_seed(seed, "encoder"))
+            ran = _train_dp_sgd(
+                enc_net, graph.x, y, train, plan=sgd_plans["encoder"], lr=cfg.lr,
+                noise_multiplier=plan["noise_multiplier"], max_grad_norm=cfg.max_grad_norm,
+                seed=derive_seed(seed, "encoder"))
+            training["encoder_steps"], training["encoder_sample_rate"] = ran.steps, ran.rate
         else:
             training["encoder_best_epoch"] = _train_full_batch(
                 enc_net, graph.x, y, train, val, epochs=cfg.encoder_epochs, lr=cfg.lr,
                 weight_decay=cfg.weight_decay, seed=derive_seed(seed, "encoder"),
                 select_on_val=True)
         model.eval()
-        # 2. aggregation perturbation, once, on the training graph
+        # 2. aggregation perturbation, once, on the training graph: the served release
         with torch.no_grad():
-            agg = model.aggregate(model.encode(graph.x), edges)
+            agg = model.fix_release(model.encode(graph.x), edges)
         # 3. classification module on the cached aggregates
         if self.dp_training:
-            training["classifier_steps"] = _train_dp_sgd(
-                cls_net, agg, y, train, epochs=cfg.epochs, lr=cfg.lr,
-                batch_size=cfg.batch_size, noise_multiplier=plan["noise_multiplier"],
-                max_grad_norm=cfg.max_grad_norm, seed=derive_seed(seed, "classifier"))
+            ran = _train_dp_sgd(
+                cls_net, agg, y, train, plan=sgd_plans["classifier"], lr=cfg.lr,
+                noise_multiplier=plan["noise_multiplier"], max_grad_norm=cfg.max_grad_norm,
+                seed=derive_seed(seed, "classifier"))
+            training["classifier_steps"], training["classifier_sample_rate"] = ran.steps, ran.rate
         else:
             training["classifier_best_epoch"] = _train_full_batch(
                 cls_net, agg, y, train, val, epochs=cfg.epochs, lr=cfg.lr,
                 weight_decay=cfg.weight_decay, seed=derive_seed(seed, "classifier"),
                 select_on_val=True)
         model.eval()
+        model.release_guard = self._guard(ledger, float(sigma), cfg)
         return TrainedTarget(model=model, spec=spec, graph=graph, split=split, seed=seed,
                              ledger=ledger, training=training)
+
+    def _release_event(self, sigma: float, config: Any) -> PrivacyEvent:
+        """The event of one fresh release: K Gaussian hops at the served σ."""
+        raise NotImplementedError
+
+    def _guard(self, ledger: PrivacyLedger, sigma: float, config: Any) -> ReleaseGuard | None:
+        if not ledger.is_private or not ledger.events:
+            return None
+        acct = "analytic" if "analytic" in ledger.accountant else "rdp"
+        return ReleaseGuard(event_from_dict(ledger.events[0]),
+                            self._release_event(sigma, config), ledger.delta,
+                            accountant=acct, budget=getattr(config, "query_budget", None))
+
+    @classmethod
+    def on_load(cls, target: TrainedTarget) -> None:
+        """Re-arm a loaded model: re-draw its training release and restore its guard."""
+        model = target.model
+        if not isinstance(model, GAPModel):
+            return
+        config = cls.Config(**{k: v for k, v in target.defense_config.items()
+                               if k in {f.name for f in dataclasses.fields(cls.Config)}})
+        with torch.no_grad():
+            model.fix_release(model.encode(target.served_features()), target.edges("target"))
+        model.release_guard = cls(config)._guard(target.ledger, float(model.sigma), config)
 
     def _calibrate(
         self, graph: Data, split: MembershipSplit, edges: torch.Tensor
@@ -409,6 +582,9 @@ class GAPEDPConfig:
         lr: Adam learning rate.
         weight_decay: Adam weight decay.
         dropout: Dropout probability.
+        query_budget: Largest ε the served model may reach, training release included, as
+            queries on other inputs make fresh releases; None accumulates them without limit
+            (the report gives the API's ε after n releases). Must be > 0.
     """
 
     epsilon: float = field(default=4.0, metadata=_POS)
@@ -422,6 +598,7 @@ class GAPEDPConfig:
     lr: float = field(default=0.01, metadata={"range": (0.0, 10.0), "closed": "right"})
     weight_decay: float = field(default=0.0, metadata={"range": (0.0, None)})
     dropout: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
+    query_budget: float | None = field(default=None, metadata=_BUDGET)
 
 
 class GAPEDP(_GAPBase):
@@ -439,6 +616,10 @@ class GAPEDP(_GAPBase):
     name = "gap-edp"
     privacy_unit = PrivacyUnit.EDGE
     Config = GAPEDPConfig
+
+    def _release_event(self, sigma: float, config: Any) -> PrivacyEvent:
+        sens = math.sqrt(2.0) if config.edge_unit == "undirected" else 1.0
+        return SelfComposedEvent(GaussianEvent(sigma, sens), config.hops)
 
     def _calibrate(
         self, graph: Data, split: MembershipSplit, edges: torch.Tensor
@@ -468,8 +649,10 @@ class GAPEDP(_GAPBase):
             notes=(unit_note,
                    f"GAP-EDP: {cfg.hops} Gaussian aggregation releases, sigma={sigma:.6g} per hop",
                    "encoder and classifier see no edges (non-private training, val selection)",
-                   "queries on graphs other than the training graph draw fresh noise and are "
-                   "not accounted (an extra release each)"),
+                   "served as a fixed release: queries on the training graph reuse it; any "
+                   "other input is a fresh release, charged per release (the report gives the "
+                   "API's epsilon after n releases" + (f", refused past {cfg.query_budget:g}"
+                                                       if cfg.query_budget else "") + ")"),
             components={"sensitivity": sens, "sigma": sigma, "hops": float(cfg.hops),
                         "directed_unit": 0.0 if undirected else 1.0},
         )
@@ -494,6 +677,9 @@ class GAPNDPConfig:
         lr: Adam learning rate.
         weight_decay: Unused by DP-SGD training (kept for symmetry, must be ≥ 0).
         dropout: Dropout probability.
+        query_budget: Largest ε the served model may reach, training release included, as
+            queries on other inputs make fresh releases; None accumulates them without limit
+            (the report gives the API's ε after n releases). Must be > 0.
     """
 
     epsilon: float = field(default=8.0, metadata=_POS)
@@ -509,6 +695,7 @@ class GAPNDPConfig:
     lr: float = field(default=0.01, metadata={"range": (0.0, 10.0), "closed": "right"})
     weight_decay: float = field(default=0.0, metadata={"range": (0.0, None)})
     dropout: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
+    query_budget: float | None = field(default=None, metadata=_BUDGET)
 
     def check(self) -> None:
         """ε must be finite for NDP (DP-SGD needs a noise multiplier)."""
@@ -535,6 +722,10 @@ class GAPNDP(_GAPBase):
     Config = GAPNDPConfig
     dp_training = True
 
+    def _release_event(self, sigma: float, config: Any) -> PrivacyEvent:
+        return SelfComposedEvent(GaussianEvent(sigma / math.sqrt(config.max_degree)),
+                                 config.hops)
+
     def _calibrate(
         self, graph: Data, split: MembershipSplit, edges: torch.Tensor
     ) -> tuple[float, PrivacyLedger, dict[str, Any]]:
@@ -542,11 +733,9 @@ class GAPNDP(_GAPBase):
         n_train = len(split.train)
         delta = cfg.delta if cfg.delta is not None else _auto_delta(n_train)
         _check_delta(delta, n_train, "node")
-        batch = min(cfg.batch_size, n_train)
-        rate = batch / n_train
-        # Opacus' Poisson loader runs round(1/rate) steps per epoch (= ⌊N/B⌋ up to rounding).
-        steps = max(1, int(1 / rate))
-        t_enc, t_cls = cfg.encoder_epochs * steps, cfg.epochs * steps
+        enc_plan = DPSGDPlan(n_train, cfg.batch_size, cfg.encoder_epochs)
+        cls_plan = DPSGDPlan(n_train, cfg.batch_size, cfg.epochs)
+        rate, t_enc, t_cls = enc_plan.rate, enc_plan.steps, cls_plan.steps
 
         def build(m: float) -> PrivacyEvent:
             return ndp_event(m, rate=rate, encoder_steps=t_enc, hops=cfg.hops,
@@ -563,13 +752,17 @@ class GAPNDP(_GAPBase):
                    "no validation-based checkpoint selection (last epoch kept)",
                    "node-level claim as stated by the authors; disputed by Xiang et al. "
                    "(S&P'24), see defenses.md 3.11",
-                   "queries on graphs other than the training graph draw fresh noise and are "
-                   "not accounted"),
+                   "served as a fixed release: queries on the training graph reuse it; any "
+                   "other input is a fresh release, charged per release (the report gives the "
+                   "API's epsilon after n releases" + (f", refused past {cfg.query_budget:g}"
+                                                       if cfg.query_budget else "") + ")"),
             components={"noise_multiplier": mult, "sigma_pma": sigma, "max_degree":
                         float(cfg.max_degree), "sample_rate": rate,
-                        "encoder_steps": float(t_enc), "classifier_steps": float(t_cls)},
+                        "encoder_steps": float(t_enc), "classifier_steps": float(t_cls),
+                        "steps_per_epoch": float(enc_plan.steps_per_epoch)},
         )
-        return sigma, ledger, {"noise_multiplier": mult, "delta": delta, "sample_rate": rate}
+        return sigma, ledger, {"noise_multiplier": mult, "delta": delta, "sample_rate": rate,
+                               "sgd_plans": {"encoder": enc_plan, "classifier": cls_plan}}
 
 
 __all__ = ["GAPEDP", "GAPNDP", "GAPModel", "bound_out_degree", "ndp_event", "sum_aggregate"]

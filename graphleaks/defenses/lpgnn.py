@@ -149,13 +149,24 @@ def sym_norm_weights(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
 
 
 def kprop(x: torch.Tensor, edge_index: torch.Tensor, steps: int) -> torch.Tensor:
-    """``steps`` applications of Â (no weights, no non-linearity)."""
+    """``steps`` applications of Â (no weights, no non-linearity).
+
+    A node without in-neighbours keeps its own row. Â has no self-loops, so applying it
+    verbatim would replace such a node's features with zeros at the first step; on the
+    inductive protocol's partitioned graphs about half the nodes are isolated, and the model
+    then predicts one class for all of them (issue 15). The original code never met the
+    case: its graphs (whole Cora, PubMed, ...) have no isolated nodes, where this is equal to
+    plain ``Â^K x``.
+    """
     if steps == 0 or edge_index.numel() == 0:
         return x
     w = sym_norm_weights(edge_index, x.shape[0]).to(x.dtype).unsqueeze(1)
     src, dst = edge_index[0], edge_index[1]
+    deg = torch.zeros(x.shape[0], device=x.device).index_add_(
+        0, dst, torch.ones(dst.numel(), device=x.device))
+    isolated = (deg == 0).unsqueeze(1)
     for _ in range(steps):
-        x = torch.zeros_like(x).index_add_(0, dst, w * x[src])
+        x = torch.where(isolated, x, torch.zeros_like(x).index_add_(0, dst, w * x[src]))
     return x
 
 
@@ -229,8 +240,9 @@ class LPGNNConfig:
         epsilon_y: Label-LDP budget ε_y (``inf``: clean labels, the default).
         x_steps: KProp steps K_x (None: steps.csv for the dataset and budget).
         y_steps: Label propagation steps K_y (None: steps.csv).
-        dataset: Dataset whose hyperparameters apply (None: the graph's ``name`` attribute,
-            else ``"cora"``).
+        dataset: Dataset whose hyperparameters apply: ``cora``, ``pubmed``, ``facebook`` or
+            ``lastfm`` (None: the graph's ``name``; a graph without one, or a dataset without
+            tuned values, falls back to Cora's with a note in the ledger).
         arch: ``"sage"`` (the paper's main model) or ``"gcn"``.
         hidden: Hidden width.
         lr: Learning rate (None: lwd.csv).
@@ -256,18 +268,54 @@ class LPGNNConfig:
     epochs: int = field(default=500, metadata={"range": (1, 100_000)})
 
 
-def _dataset_key(name: str | None) -> str:
-    key = (name or "cora").lower().replace("-", "").replace("_", "")
+def _dataset_key(name: str) -> str | None:
+    """The hyperparameter table's key for a dataset name, or None if it has no entry."""
+    key = name.lower().replace("-", "").replace("_", "")
     if key.startswith("facebook"):
         return "facebook"
     if key.startswith("lastfm"):
         return "lastfm"
-    return key if key in LWD else "cora"
+    return key if key in LWD else None
+
+
+def hparams_dataset(config: LPGNNConfig, graph_name: str | None = None) -> tuple[str, str, str]:
+    """Which dataset's hyperparameters apply: ``(key, source, note)``.
+
+    ``source`` is ``config`` (``LPGNNConfig.dataset``), ``graph`` (the loaded graph's name)
+    or ``fallback`` (Cora's, the paper's main dataset, for a user graph without a name or a
+    dataset the paper did not tune); ``note`` says so for the ledger ("" when not a fallback).
+
+    Raises:
+        InvalidConfigError: If ``config.dataset`` names a dataset without tuned values.
+    """
+    if config.dataset is not None:
+        key = _dataset_key(config.dataset)
+        if key is None:
+            raise InvalidConfigError(
+                f"The dataset parameter of LPGNN must be one of {', '.join(sorted(LWD))} (the "
+                f"datasets with tuned hyperparameters). Got {config.dataset!r} instead; leave it "
+                "unset to use the graph's own name")
+        return key, "config", ""
+    if graph_name is None:
+        return "cora", "fallback", (
+            "the graph carries no dataset name (a user graph): LPGNN's per-dataset "
+            "hyperparameters (K_x, K_y, lr, wd, dropout) fell back to Cora's; set "
+            "lpgnn.dataset to choose another table")
+    key = _dataset_key(graph_name)
+    if key is None:
+        return "cora", "fallback", (
+            f"LPGNN has no tuned hyperparameters for dataset {graph_name!r}: fell back to "
+            "Cora's (K_x, K_y, lr, wd, dropout); set lpgnn.dataset to choose another table")
+    return key, "graph", ""
 
 
 def resolve_hparams(config: LPGNNConfig, graph_name: str | None = None) -> dict[str, Any]:
-    """The effective (K_x, K_y, lr, wd, dropout) for a config, filling paper defaults."""
-    ds = _dataset_key(config.dataset or graph_name)
+    """The effective (K_x, K_y, lr, wd, dropout) for a config, filling paper defaults.
+
+    Also returns which dataset's table was used (``dataset``), where that choice came from
+    (``dataset_source``) and, for a fallback, the note the ledger carries (``dataset_note``).
+    """
+    ds, source, note = hparams_dataset(config, graph_name)
     ex, ey = config.epsilon, config.epsilon_y
     lr, wd, dp = LWD[ds][(math.isfinite(ex), math.isfinite(ey))]
     table = STEPS[ds]
@@ -286,6 +334,8 @@ def resolve_hparams(config: LPGNNConfig, graph_name: str | None = None) -> dict[
         ky = 0
     return {
         "dataset": ds,
+        "dataset_source": source,
+        "dataset_note": note,
         "x_steps": config.x_steps if config.x_steps is not None else kx,
         "y_steps": config.y_steps if config.y_steps is not None else ky,
         "lr": config.lr if config.lr is not None else lr,
@@ -335,8 +385,10 @@ class LPGNN(Defense):
         graph_name = getattr(graph, "name", None)
         graph_name = graph_name if isinstance(graph_name, str) else None
         hp = resolve_hparams(cfg, graph_name)
-        if cfg.dataset is None and graph_name is not None:
-            # bundles rebuild the model from defense_config: pin the dataset name there
+        if cfg.dataset is None:
+            # bundles rebuild the model from defense_config, and the manifest must say which
+            # table was used: pin it there (the source and any fallback note go to training
+            # and to the ledger)
             object.__setattr__(self, "config", dataclasses.replace(cfg, dataset=hp["dataset"]))
             cfg = self.config
         dev = graph.x.device
@@ -378,13 +430,14 @@ class LPGNN(Defense):
         log = _train(model, xbar, edges, T, ky, targets, y_noisy, train, val, keep_p,
                      lr=hp["lr"], weight_decay=hp["weight_decay"], epochs=cfg.epochs,
                      seed=derive_seed(seed, "train"))
-        ledger = self._ledger(cfg, k, m, x01.shape[1])
+        ledger = self._ledger(cfg, k, m, x01.shape[1], hp["dataset_note"])
         return TrainedTarget(model=model, spec=spec, graph=graph, split=split, seed=seed,
                              ledger=ledger, features=xprime.detach(),
-                             training={**log, **hp, "m": m})
+                             training={**log, **{k_: v for k_, v in hp.items()
+                                                 if k_ != "dataset_note"}, "m": m})
 
     @staticmethod
-    def _ledger(cfg: LPGNNConfig, k: int, m: int, d: int) -> PrivacyLedger:
+    def _ledger(cfg: LPGNNConfig, k: int, m: int, d: int, note: str = "") -> PrivacyLedger:
         events: list[PrivacyEvent] = []
         components = {"epsilon_x": cfg.epsilon, "epsilon_y": cfg.epsilon_y, "mbm_m": float(m)}
         if math.isfinite(cfg.epsilon):
@@ -392,7 +445,8 @@ class LPGNN(Defense):
         if math.isfinite(cfg.epsilon_y):
             events.append(RandomizedResponseEvent(cfg.epsilon_y, k))
         if not events:
-            return PrivacyLedger.non_private()
+            led = PrivacyLedger.non_private()
+            return dataclasses.replace(led, notes=led.notes + ((note,) if note else ()))
         unit = (PrivacyUnit.NODE_FEATURE_AND_LABEL if math.isfinite(cfg.epsilon_y)
                 else PrivacyUnit.NODE_FEATURE if math.isfinite(cfg.epsilon)
                 else PrivacyUnit.NODE_LABEL)
@@ -401,8 +455,10 @@ class LPGNN(Defense):
                  "coordinates per node; edges are public under LPGNN's threat model",
                  "features min-max scaled with column bounds computed from the data "
                  "(as in the original code); a strict deployment uses public bounds",
-                 "hyperparameters (K_x, K_y, lr, wd, dropout) are the paper's, tuned without "
-                 "privacy accounting"]
+                 f"hyperparameters (K_x, K_y, lr, wd, dropout) are the paper's for "
+                 f"{cfg.dataset}, tuned without privacy accounting"]
+        if note:
+            notes.append(note)
         if math.isfinite(cfg.epsilon_y):
             notes.append(f"labels of train and val nodes: {k}-ary randomized response, "
                          f"eps_y={cfg.epsilon_y:g}; model selection uses noisy val labels")

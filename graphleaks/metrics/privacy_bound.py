@@ -24,7 +24,12 @@ import numpy.typing as npt
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.binary import _check_binary
 
-__all__ = ["EpsilonBound", "clopper_pearson", "epsilon_lower_bound"]
+__all__ = ["TESTED_UNITS", "EpsilonBound", "clopper_pearson", "compare_with_claim",
+           "epsilon_lower_bound"]
+
+#: The privacy unit each task's challenge tests: a membership challenge includes or excludes
+#: one node, a link challenge one edge.
+TESTED_UNITS: dict[str, str] = {"membership": "node", "link": "edge"}
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -124,6 +129,8 @@ class EpsilonBound:
             (optimistic).
         n_pos: Number of members (positives).
         n_neg: Number of non-members (negatives).
+        unit: The privacy unit the test varies (``node`` for membership, ``edge`` for links);
+            the bound says nothing about a guarantee stated for another unit.
         assumptions: What must hold for the bound to be valid.
     """
 
@@ -137,6 +144,7 @@ class EpsilonBound:
     threshold_fixed: bool
     n_pos: int
     n_neg: int
+    unit: str = "node"
     assumptions: tuple[str, ...] = ASSUMPTIONS
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,6 +161,7 @@ def epsilon_lower_bound(
     delta: float = 0.0,
     confidence: float = 0.95,
     threshold: float | None = None,
+    unit: str = "node",
 ) -> EpsilonBound:
     """Lower-bound epsilon of an (epsilon, delta)-DP mechanism from membership scores.
 
@@ -172,6 +181,7 @@ def epsilon_lower_bound(
         delta: The delta of the audited guarantee, in [0, 1) (default: 0).
         confidence: Confidence level in (0, 1) (default: 0.95).
         threshold: Fixed threshold to evaluate (default: None, maximise over thresholds).
+        unit: The privacy unit the candidates differ in (``node``, ``edge``, ...).
 
     Returns:
         The :class:`EpsilonBound`.
@@ -233,4 +243,50 @@ def epsilon_lower_bound(
         threshold_fixed=threshold is not None,
         n_pos=int(n_pos),
         n_neg=int(n_neg),
+        unit=str(unit),
     )
+
+
+def compare_with_claim(
+    bound: EpsilonBound, *, ledger_unit: str, claimed_epsilon: float
+) -> dict[str, Any]:
+    """Compare a lower bound with a ledger's claim, only when both speak of the same unit.
+
+    A bound on the ε of one unit (say, a node's membership) contradicts nothing about a
+    guarantee stated for another unit (an edge, a node's features): such a pair is reported
+    as not comparable instead of as a violation.
+
+    Args:
+        bound: The empirical lower bound, with its unit.
+        ledger_unit: The unit the ledger's ε protects (``none`` for a non-private target).
+        claimed_epsilon: The ledger's ε (``inf`` when non-private).
+
+    Returns:
+        ``{"tested_unit", "ledger_unit", "comparable", "violation", "sound", "text"}``;
+        ``violation`` is None when not comparable.
+
+    Example:
+        >>> b = epsilon_lower_bound([1.0] * 100 + [0.0] * 100, [1] * 100 + [0] * 100)
+        >>> compare_with_claim(b, ledger_unit="edge", claimed_epsilon=1.0)["text"]
+        'not comparable: the attack tests unit node, the ledger protects unit edge'
+    """
+    out: dict[str, Any] = {"tested_unit": bound.unit, "ledger_unit": ledger_unit,
+                           "comparable": False, "violation": None,
+                           "sound": bound.threshold_fixed}
+    if ledger_unit == "none" or not np.isfinite(claimed_epsilon):
+        out["text"] = "no finite ε claimed: nothing to compare with"
+    elif ledger_unit != bound.unit:
+        out["text"] = (f"not comparable: the attack tests unit {bound.unit}, the ledger "
+                       f"protects unit {ledger_unit}")
+    else:
+        violated = bound.epsilon_lb > claimed_epsilon
+        out.update(comparable=True, violation=bool(violated))
+        if not violated:
+            out["text"] = f"consistent with the claimed ε {claimed_epsilon:g} ({ledger_unit} unit)"
+        elif bound.threshold_fixed:
+            out["text"] = ("VIOLATION: the claimed ε is below the measured lower bound "
+                           f"({ledger_unit} unit)")
+        else:
+            out["text"] = ("claimed ε is below this optimistic bound; check with more data "
+                           f"({ledger_unit} unit)")
+    return out

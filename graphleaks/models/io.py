@@ -221,7 +221,7 @@ def load_bundle(
     if split.num_nodes != graph.num_nodes:
         raise BundleError(f"bundle {root}: split covers {split.num_nodes} nodes, graph has "
                           f"{graph.num_nodes}")
-    return TrainedTarget(
+    target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed", 0)),
         ledger=ledger, defense=str(manifest["defense"]),
         defense_config=dict(manifest.get("defense_config", {})),
@@ -230,3 +230,5 @@ def load_bundle(
         dataset=dict(manifest.get("dataset", {})), utility=dict(manifest.get("utility", {})),
         training=dict(manifest.get("training", {})),
     )
+    defense_cls.on_load(target)  # e.g. GAP: re-arm the served release and its query ledger
+    return target

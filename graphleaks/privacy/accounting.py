@@ -73,6 +73,7 @@ __all__ = [
     "ACCOUNTANTS",
     "Accountant",
     "accountant_name",
+    "api_epsilon",
     "analytic_gaussian_delta",
     "analytic_gaussian_epsilon",
     "describe_accounting",
@@ -541,3 +542,41 @@ def describe_accounting(event: PrivacyEvent, accountant: Accountant = "rdp") -> 
     if plan.laplace or plan.pure > 0.0:
         return f"{name} + {BASIC_COMPOSITION}"
     return name
+
+
+def api_epsilon(
+    training: PrivacyEvent, release: PrivacyEvent, releases: int, delta: float, *,
+    accountant: Accountant = "rdp",
+) -> float:
+    """ε of a served model after ``releases`` fresh releases on top of its training release.
+
+    A model that adds noise at inference (GAP's aggregation) answers queries on its training
+    graph from the training release, for free; every query on other inputs is a new release
+    of the private data. The API's guarantee is the composition of both.
+
+    Args:
+        training: The training event (the ledger's record).
+        release: The event of one fresh release.
+        releases: How many fresh releases were served (>= 0).
+        delta: Target δ.
+        accountant: As in :func:`epsilon`.
+
+    Returns:
+        ε of ``training ∘ release^releases``.
+
+    Example:
+        >>> from graphleaks.privacy.events import GaussianEvent, SelfComposedEvent
+        >>> one = SelfComposedEvent(GaussianEvent(6.617), 2)
+        >>> api_epsilon(one, one, 0, 1e-7, accountant="analytic") < api_epsilon(
+        ...     one, one, 3, 1e-7, accountant="analytic")
+        True
+    """
+    if releases < 0:
+        raise InvalidConfigError(f"The releases parameter of api_epsilon must be >= 0. Got "
+                                 f"{releases!r} instead.")
+    if releases == 0:
+        return epsilon(training, delta, accountant=accountant)
+    from graphleaks.privacy.events import ComposedEvent, SelfComposedEvent
+
+    return epsilon(ComposedEvent((training, SelfComposedEvent(release, releases))), delta,
+                   accountant=accountant)

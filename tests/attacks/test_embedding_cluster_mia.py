@@ -51,3 +51,38 @@ def test_posteriors_only_bundle_refused(trained_target):
     with pytest.raises(CapabilityError, match="EMBEDDINGS"):
         run_attack(EmbeddingClusterMIA(), trained_target, seed=0,
                    exposed=frozenset({Output.POSTERIORS}))
+
+
+def test_signed_axis_score_ranks_every_candidate_and_compat_saturates():
+    """Issue 15: the saturating score tied every candidate beyond a centre."""
+    import numpy as np
+
+    from graphleaks.attacks.embedding_cluster_mia import cluster_score
+
+    z = np.array([-9.0, -5.0, -3.0, -1.5, 0.0, 1.5, 3.0, 5.0, 9.0])
+    new = cluster_score(z, 2.0, -2.0)
+    old = cluster_score(z, 2.0, -2.0, saturating=True)
+    assert len(np.unique(new)) == len(z) and np.all(np.diff(new) > 0)
+    assert len(np.unique(old)) < len(z)  # the compat flag keeps the paper's saturation
+    inside = np.abs(z) <= 2.0
+    assert np.allclose(new[inside], old[inside])  # identical between the centres
+    assert np.array_equal(np.sign(new), np.sign(old))  # same decision at threshold 0
+
+
+def test_attack_scores_have_no_saturation_ties():
+    import numpy as np
+
+    from graphleaks.attacks.embedding_cluster_mia import EmbeddingClusterMIA
+    from graphleaks.attacks.harness import run_attack
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data.synthetic import csbm
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    t = train_target(csbm(200, seed=0), seed=0, spec=ArchitectureSpec(epochs=30))
+    new = run_attack(EmbeddingClusterMIA(n_known=3, ae_epochs=60), t, seed=0)
+    old = run_attack(EmbeddingClusterMIA(n_known=3, ae_epochs=60,
+                                         compat_saturating_score=True), t, seed=0)
+    # remaining ties in the new score are nodes with identical embeddings (e.g. all-zero
+    # ReLU rows), which no score can separate; the saturating one ties far more
+    assert len(np.unique(new.scores)) > len(np.unique(old.scores)) + 5
+    assert "compat_saturating_score" in old.compat_flags

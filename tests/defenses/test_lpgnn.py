@@ -160,3 +160,61 @@ def test_mean_sage_matches_pyg():
     x = torch.randn(4, 5)
     e = torch.tensor([[0, 1, 2, 1], [1, 0, 1, 2]])
     assert torch.allclose(ours(x, e), ref(x, e), atol=1e-6)
+
+
+# --- issue 15: per-dataset hyperparameters, recorded truthfully; isolated nodes in KProp ---
+
+
+def test_loaded_graph_carries_its_dataset_name():
+    from graphleaks.data import load_dataset
+
+    assert load_dataset("cora").name == "cora"
+
+
+def test_named_graph_selects_its_table_and_the_record_says_so():
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data.synthetic import csbm
+
+    g = csbm(60, seed=0)
+    g.name = "facebook-pagepage"
+    t = train_target(g, defense="lpgnn", seed=0, defense_params={"epochs": 2})
+    assert t.training["dataset"] == "facebook" and t.training["dataset_source"] == "graph"
+    assert t.defense_config["dataset"] == "facebook"
+    assert not any("fell back" in n for n in t.ledger.notes)
+
+
+@pytest.mark.parametrize("name", [None, "citeseer"])
+def test_fallback_is_explicit(name):
+    from graphleaks.audit.report import render_markdown
+    from graphleaks.audit.runner import run_audit, train_target
+    from graphleaks.data.synthetic import csbm
+
+    g = csbm(60, seed=0)
+    if name is not None:
+        g.name = name
+    t = train_target(g, defense="lpgnn", seed=0, defense_params={"epochs": 2})
+    assert t.training["dataset_source"] == "fallback" and t.training["dataset"] == "cora"
+    notes = [n for n in t.ledger.notes if "fell back to Cora's" in n]
+    assert len(notes) == 1
+    md = render_markdown(run_audit(t, seed=0, n_bootstrap=5).to_dict())
+    assert "fell back to Cora's" in md
+
+
+def test_unknown_dataset_in_config_is_bad_input():
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data.synthetic import csbm
+    from graphleaks.errors import InvalidConfigError
+
+    with pytest.raises(InvalidConfigError, match="dataset parameter of LPGNN"):
+        train_target(csbm(60, seed=0), defense="lpgnn", seed=0,
+                     defense_params={"dataset": "citeseer", "epochs": 2})
+
+
+def test_kprop_keeps_an_isolated_nodes_own_features():
+    from graphleaks.defenses.lpgnn import kprop
+
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    e = torch.tensor([[0, 1], [1, 0]])  # node 2 has no neighbour in this graph
+    out = kprop(x, e, 3)
+    assert torch.equal(out[2], x[2])
+    assert torch.allclose(out[:2], torch.tensor([[3.0, 4.0], [1.0, 2.0]]))  # plain Â^3 x
