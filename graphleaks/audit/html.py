@@ -344,7 +344,10 @@ def _attack_details(report: Mapping[str, Any]) -> str:
         tm = a.get("threat_model", {})
         items = [f"task <b>{_e(a.get('task'))}</b>; threat model {_e(tm.get('access'))}, "
                  f"outputs {_e(', '.join(tm.get('outputs', [])))}, graph knowledge "
-                 f"{_e(tm.get('graph_knowledge'))}; queries in the "
+                 f"{_e(tm.get('graph_knowledge'))}, "
+                 + ("knows the defense" if tm.get("defense_knowledge", True)
+                    else "defense-unaware")
+                 + "; queries in the "
                  f"<code>{_e(a.get('query_graph'))}</code> graph"]
         if a.get("config"):
             items.append("config: " + ", ".join(f"<code>{_e(k)}={_e(v)}</code>"

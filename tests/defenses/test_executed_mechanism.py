@@ -94,3 +94,20 @@ def test_every_defense_ledger_is_its_own_event_record(name):
         assert recomputed <= led.epsilon + 1e-9  # paper mode reports the authors' classic bound
     else:
         assert recomputed == pytest.approx(led.epsilon, rel=1e-9)
+
+
+def test_empty_poisson_batches_are_noised_steps_not_skipped():
+    """With B = 1 about a third of the batches are empty; each is still one noised step."""
+    import torch
+
+    from graphleaks.defenses.gap import _train_dp_sgd
+
+    torch.manual_seed(0)
+    net = torch.nn.Linear(4, 3)
+    before = net.weight.detach().clone()
+    x, y = torch.randn(13, 4), torch.randint(0, 3, (13,))
+    plan = DPSGDPlan(num_samples=13, batch_size=1, epochs=2)
+    ran = _train_dp_sgd(net, x, y, torch.arange(13), plan=plan, lr=0.1,
+                        noise_multiplier=1.0, max_grad_norm=1.0, seed=0)
+    assert (ran.steps, ran.rate) == (26, 1 / 13)
+    assert not torch.equal(before, net.weight.detach())
