@@ -227,23 +227,28 @@ class GAPModel(nn.Module):
 
     @torch.no_grad()
     def aggregate(self, z: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """Noisy aggregates ``[h_0, …, h_K]`` stacked to shape (N, K+1, hidden).
+        """A fresh release: noisy aggregates ``[h_0, …, h_K]`` stacked to (N, K+1, hidden).
 
-        The training release is served as kept; any other input is a fresh release, charged
-        to :attr:`release_guard` (when set) before its noise is drawn.
+        Charged to :attr:`release_guard` (when set) before its noise is drawn; the noise is
+        seeded by the digest of ``(z, edge_index)``, so a repeated input gets the same noise
+        and is not charged twice.
         """
         digest = _digest(z, edge_index)
-        if self._release is not None and self._release[0] == digest:
-            return self._release[1]
         if self.release_guard is not None:
             self.release_guard.charge(digest)
         return self._draw(z, edge_index, digest)
 
-    def fix_release(self, z: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """Draw (or re-draw, bit for bit) the training release and serve it from now on."""
-        digest = _digest(z, edge_index)
-        agg = self._draw(z, edge_index, digest)
-        self._release = (digest, agg)
+    @torch.no_grad()
+    def fix_release(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Draw (or re-draw, bit for bit) the training release and serve it from now on.
+
+        The release is kept with the digest of the *inputs* ``(x, edge_index)``, which does
+        not depend on the device the encoder ran on, so a target trained on a GPU and served
+        on the CPU still answers its training graph from the training release.
+        """
+        z = self.encode(x)
+        agg = self._draw(z, edge_index, _digest(z, edge_index))
+        self._release = (_digest(x, edge_index), agg)
         return agg
 
     def _draw(self, z: torch.Tensor, edge_index: torch.Tensor, digest: int) -> torch.Tensor:
@@ -275,14 +280,17 @@ class GAPModel(nn.Module):
 
     # --- model API --------------------------------------------------------------------
     def embed(self, x: torch.Tensor, edge_index: torch.Tensor) -> list[torch.Tensor]:
-        """``[z, hidden, logits]``."""
+        """``[z, hidden, logits]``: the training release for the training inputs, else fresh."""
         z = self.encode(x)
-        agg = self.aggregate(z.detach(), edge_index)
+        if self._release is not None and self._release[0] == _digest(x, edge_index):
+            agg = self._release[1].to(z.device)
+        else:
+            agg = self.aggregate(z.detach(), edge_index)
         hidden = self.classify_hidden(agg)
         return [z, hidden, self.head(hidden)]
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """Logits (noisy aggregation recomputed, seeded by the inputs' digest)."""
+        """Logits (see :meth:`embed` for which release answers)."""
         return self.embed(x, edge_index)[-1]
 
 
@@ -518,7 +526,7 @@ class _GAPBase(Defense):
         model.eval()
         # 2. aggregation perturbation, once, on the training graph: the served release
         with torch.no_grad():
-            agg = model.fix_release(model.encode(graph.x), edges)
+            agg = model.fix_release(graph.x, edges)
         # 3. classification module on the cached aggregates
         if self.dp_training:
             ran = _train_dp_sgd(
@@ -556,8 +564,7 @@ class _GAPBase(Defense):
             return
         config = cls.Config(**{k: v for k, v in target.defense_config.items()
                                if k in {f.name for f in dataclasses.fields(cls.Config)}})
-        with torch.no_grad():
-            model.fix_release(model.encode(target.served_features()), target.edges("target"))
+        model.fix_release(target.served_features(), target.edges("target"))
         model.release_guard = cls(config)._guard(target.ledger, float(model.sigma), config)
 
     def _calibrate(
