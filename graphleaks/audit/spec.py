@@ -16,6 +16,8 @@ Example spec::
     seed = 0
     n_bootstrap = 200
     metrics = ["auc", "tpr@0.1%fpr", "tpr@1%fpr"]
+    defense_aware = true        # false: shadow models ignore the defense (comparison only)
+    # compare_unit = "node"     # insist on comparing ε bounds with the ledger in this unit
 
     [attacks.confidence_mia]
 
@@ -176,6 +178,8 @@ class AuditSpec:
     metrics: tuple[str, ...] = DEFAULT_METRICS
     gate: GateSpec = field(default_factory=GateSpec)
     source: str | None = field(default=None, compare=False)
+    defense_aware: bool = True
+    compare_unit: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary (without ``source``)."""
@@ -365,7 +369,10 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
                                  f"{SPEC_VERSION}, got {version!r}")
     target = parse_target(raw.get("target", {}))
     a = _table(raw.get("audit", {}), "audit")
-    _no_unknown(a, {"seed", "n_bootstrap", "query_graph", "metrics"}, "audit")
+    _no_unknown(a, {"seed", "n_bootstrap", "query_graph", "metrics", "defense_aware",
+                    "compare_unit"}, "audit")
+    defense_aware = _typed(a, "defense_aware", bool, "audit", True)
+    compare_unit = _typed(a, "compare_unit", str, "audit", None)
     seed = _typed(a, "seed", int, "audit", 0)
     n_boot = _typed(a, "n_bootstrap", int, "audit", 1000)
     if n_boot < 10:
@@ -384,7 +391,8 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
                 f"gate.thresholds.{th.attack}: attack {th.attack!r} is not in [attacks] "
                 f"({', '.join(attacks)})")
     return AuditSpec(target=target, attacks=attacks, seed=seed, n_bootstrap=n_boot,
-                     query_graph=query_graph, metrics=metrics, gate=gate, source=source)
+                     query_graph=query_graph, metrics=metrics, gate=gate, source=source,
+                     defense_aware=defense_aware, compare_unit=compare_unit)
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -454,7 +462,8 @@ def run_spec(spec: AuditSpec, *, device: str = "cpu") -> Any:
               "query_graph": spec.query_graph, "n_bootstrap": spec.n_bootstrap,
               "spec": spec.to_dict(), "spec_hash": spec.hash()}
     return run_audit(target, attack_objs, seed=spec.seed, n_bootstrap=spec.n_bootstrap,
-                     view=spec.query_graph, config=config)
+                     view=spec.query_graph, config=config, defense_aware=spec.defense_aware,
+                     compare_unit=spec.compare_unit)
 
 
 def metric_estimate(attack: Mapping[str, Any], metric: str) -> dict[str, Any] | None:

@@ -91,3 +91,21 @@ def test_cli_compare_unit_exit_2(tmp_path):
     assert r.exit_code == 2
     assert "no epsilon for unit 'edge'" in r.output and len(r.output.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_spec_carries_defense_awareness_and_compare_unit():
+    from graphleaks.audit.spec import parse_spec, run_spec
+
+    spec = parse_spec({"target": {"dataset": "synthetic", "defense": "lpgnn",
+                                  "defense_params": {"epochs": 2}},
+                       "audit": {"defense_aware": False, "n_bootstrap": 10},
+                       "attacks": {"confidence_mia": {}}})
+    report = run_spec(spec)
+    assert report.attacks[0].threat_model["defense_knowledge"] is False
+    bad = parse_spec({"target": {"dataset": "synthetic", "defense": "lpgnn",
+                                 "defense_params": {"epochs": 2}},
+                      "audit": {"compare_unit": "edge", "n_bootstrap": 10}})
+    with pytest.raises(InvalidConfigError, match="no epsilon for unit 'edge'"):
+        run_spec(bad)
+    with pytest.raises(InvalidConfigError, match="audit.defense_aware"):
+        parse_spec({"audit": {"defense_aware": "yes"}})
