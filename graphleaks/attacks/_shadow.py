@@ -20,7 +20,7 @@ from torch import nn
 from torch_geometric.data import Data
 
 from graphleaks.data.splits import MembershipSplit, SplitConfig
-from graphleaks.errors import DataError
+from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.gnn import GNN, ArchitectureSpec
 from graphleaks.models.training import train_node_classifier
 from graphleaks.seeding import derive_seed, torch_seeded
@@ -86,7 +86,12 @@ class KnownMechanism:
         cls = registry.get(self.defense)
         known = {f.name for f in dataclasses.fields(cls.Config)}
         defense = cls(**{k: v for k, v in config.items() if k in known})
-        return defense.fit(graph, split, model=spec, seed=seed)
+        try:
+            return defense.fit(graph, split, model=spec, seed=seed)
+        except (DataError, InvalidConfigError) as exc:
+            raise type(exc)(f"the adversary cannot train its own model through "
+                            f"{self.describe()}: {exc}; use a larger auxiliary population, or "
+                            "a defense-unaware adversary (defense_aware=False)") from exc
 
 
 def mechanism_of(graph: Data) -> KnownMechanism | None:

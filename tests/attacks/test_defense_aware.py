@@ -99,3 +99,16 @@ def _split(n):  # noqa: ANN001, ANN202
     from graphleaks.data.splits import MembershipSplit
 
     return MembershipSplit.draw(n, seed=0)
+
+
+def test_population_without_edges_is_a_one_line_error(lpgnn_target):
+    from torch_geometric.data import Data
+
+    from graphleaks.errors import DataError
+
+    pop, _ = TargetView(lpgnn_target, ShadowMIA.threat_model).population()
+    bare = Data(x=pop.x, edge_index=torch.empty(2, 0, dtype=torch.long), y=pop.y,
+                num_nodes=pop.num_nodes)
+    bare.mechanism = mechanism_of(pop)
+    with pytest.raises(DataError, match="defense_aware=False"):
+        train_shadow(bare, lpgnn_target.spec, lpgnn_target.num_classes, seed=0)
