@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from graphleaks.attacks.base import Challenge, Task
-from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.base_mia import BASEMIA
+from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.embedding_cluster_mia import EmbeddingClusterMIA
 from graphleaks.attacks.gbase_mia import GBASEMIA
 from graphleaks.attacks.harness import run_attack
