@@ -87,10 +87,10 @@ class TIAConfig:
 
 def bfs_subgraphs(adj: sp.csr_matrix, count: int, size: int, min_size: int,
                   rng: np.random.Generator, max_tries: int = 10_000) -> list[np.ndarray]:
-    """``count`` disjoint BFS-grown node sets of ``min_size`` to ``size`` nodes.
+    """Up to ``count`` disjoint BFS-grown node sets of ``min_size`` to ``size`` nodes.
 
     Raises:
-        DataError: If the graph has too few dense regions.
+        DataError: If not a single one is found.
     """
     used = np.zeros(adj.shape[0], dtype=bool)
     out: list[np.ndarray] = []
@@ -112,8 +112,9 @@ def bfs_subgraphs(adj: sp.csr_matrix, count: int, size: int, min_size: int,
             nodes = np.sort(np.array(order, dtype=np.int64))
             used[nodes] = True
             out.append(nodes)
-    raise DataError(f"found {len(out)} of {count} subgraphs of >= {min_size} nodes; lower "
-                    "min_size or n_subgraphs")
+    if not out:
+        raise DataError(f"found no subgraph of >= {min_size} nodes; lower min_size")
+    return out
 
 
 def pair_distance(p: np.ndarray, q: np.ndarray, kind: str) -> np.ndarray:
@@ -159,8 +160,11 @@ class TIA(Attack):
         group = np.concatenate([np.full(len(s) * (len(s) - 1) // 2, i)
                                 for i, s in enumerate(subs)])
         truth = label_pairs(pairs, edge_keys(edges, n), n)
+        notes = public_edge_notes(target) + (
+            f"{len(subs)} BFS subgraph(s) of {min(map(len, subs))}-{max(map(len, subs))} nodes "
+            f"({cfg.n_subgraphs} requested)",)
         return Challenge(task=Task.LINK, candidates=pairs, _truth=truth,
-                         hints={"subgraph": group}, notes=public_edge_notes(target))
+                         hints={"subgraph": group}, notes=notes)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

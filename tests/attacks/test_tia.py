@@ -17,7 +17,8 @@ def test_bfs_subgraphs_are_disjoint_and_sized():
     subs = bfs_subgraphs(adj, 3, 8, 5, np.random.default_rng(0))
     assert len(subs) == 3 and all(5 <= len(s) <= 8 for s in subs)
     assert len(np.unique(np.concatenate(subs))) == sum(len(s) for s in subs)
-    with pytest.raises(DataError, match="subgraphs"):
+    assert len(bfs_subgraphs(adj, 3, 30, 30, np.random.default_rng(0), max_tries=200)) == 1
+    with pytest.raises(DataError, match="no subgraph"):
         bfs_subgraphs(adj, 3, 100, 50, np.random.default_rng(0), max_tries=50)
 
 
