@@ -22,7 +22,20 @@ from torch_geometric.utils import subgraph
 from graphleaks.attacks._shadow import train_on_nodes
 from graphleaks.attacks.base import TargetView
 from graphleaks.attacks.lira_mia import _paired_halves
+from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs, derive_seed
+
+
+def check_online_budget(variant: str, num_references: int, owner: str) -> None:
+    """Online references must put every candidate IN and OUT at least once (2 or more).
+
+    Raises:
+        InvalidConfigError: Naming ``num_references`` and its valid range.
+    """
+    if variant == "online" and num_references < 2:
+        raise InvalidConfigError(
+            f"The num_references parameter of {owner} must be in [2, 1024] for the online "
+            f"variant. Got {num_references!r} instead.")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphleaks.attacks._references import log_mean_exp, target_log_true_class, train_references
+from graphleaks.attacks._references import (
+    check_online_budget,
+    log_mean_exp,
+    target_log_true_class,
+    train_references,
+)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -49,7 +54,6 @@ from graphleaks.attacks.base import (
     Task,
 )
 from graphleaks.attacks.lira_mia import LiRAMIA
-from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs
 
 
@@ -73,10 +77,7 @@ class BASEMIAConfig:
 
     def check(self) -> None:
         """Online references must put every candidate IN and OUT at least once."""
-        if self.variant == "online" and self.num_references < 2:
-            raise InvalidConfigError(
-                "The num_references parameter of BASEMIA must be in [2, 1024] for the online "
-                f"variant. Got {self.num_references!r} instead.")
+        check_online_budget(self.variant, self.num_references, "BASEMIA")
 
 
 class BASEMIA(Attack):

@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,7 +49,12 @@ import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 
-from graphleaks.attacks._references import References, log_mean_exp, train_references
+from graphleaks.attacks._references import (
+    References,
+    check_online_budget,
+    log_mean_exp,
+    train_references,
+)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -56,9 +62,8 @@ from graphleaks.attacks.base import (
     Output,
     TargetView,
     Task,
-    ThreatModel,
 )
-from graphleaks.errors import InvalidConfigError
+from graphleaks.attacks.lira_mia import LiRAMIA
 from graphleaks.seeding import Rngs
 
 Model = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -92,10 +97,7 @@ class GBASEMIAConfig:
 
     def check(self) -> None:
         """Online references must put every candidate IN and OUT at least once."""
-        if self.variant == "online" and self.num_references < 2:
-            raise InvalidConfigError(
-                "The num_references parameter of GBASEMIA must be in [2, 1024] for the online "
-                f"variant. Got {self.num_references!r} instead.")
+        check_online_budget(self.variant, self.num_references, "GBASEMIA")
 
 
 def ball(adj: sp.csr_matrix, allowed: np.ndarray, v: int, hops: int) -> np.ndarray:
@@ -153,11 +155,9 @@ class GBASEMIA(Attack):
     name = "gbase_mia"
     task = Task.MEMBERSHIP
     requires = frozenset({Output.FEATURE_QUERIES})
-    threat_model = ThreatModel(
-        access="blackbox", outputs=frozenset({Output.FEATURE_QUERIES}), graph_knowledge="full",
-        feature_knowledge=True, label_knowledge=True, shadow_data="disjoint_subgraph",
-        architecture_knowledge=True,
-    )
+    # LiRA's knowledge, but the target answers queries on submitted subgraphs.
+    threat_model = dataclasses.replace(LiRAMIA.threat_model,
+                                       outputs=frozenset({Output.FEATURE_QUERIES}))
     Config = GBASEMIAConfig
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:

@@ -38,7 +38,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphleaks.attacks._references import References, target_log_true_class, train_references
+from graphleaks.attacks._references import (
+    References,
+    check_online_budget,
+    target_log_true_class,
+    train_references,
+)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -48,7 +53,6 @@ from graphleaks.attacks.base import (
     Task,
 )
 from graphleaks.attacks.lira_mia import LiRAMIA
-from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs
 
 
@@ -75,10 +79,7 @@ class RMIAMIAConfig:
 
     def check(self) -> None:
         """Online references must put every candidate IN and OUT at least once."""
-        if self.variant == "online" and self.num_references < 2:
-            raise InvalidConfigError(
-                "The num_references parameter of RMIAMIA must be in [2, 1024] for the online "
-                f"variant. Got {self.num_references!r} instead.")
+        check_online_budget(self.variant, self.num_references, "RMIAMIA")
 
 
 def offline_marginal(p_out: np.ndarray, a: float) -> np.ndarray:

@@ -10,20 +10,10 @@ from graphleaks.cli import app
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    import numpy as np
-
-    from graphleaks.data.synthetic import csbm
-
-    d = tmp_path_factory.mktemp("g")
-    g = csbm(120, num_classes=3, num_features=8, seed=0)
-    ei = g.edge_index.numpy()
-    (d / "edges.csv").write_text("src,dst\n" + "\n".join(f"{a},{b}" for a, b in ei.T))
-    np.save(d / "x.npy", g.x.numpy())
-    (d / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
-    return ["--edges", str(d / "edges.csv"), "--features", str(d / "x.npy"),
-            "--labels", str(d / "y.csv")]
+@pytest.fixture
+def files():
+    """The bundled seeded synthetic graph (500 nodes), so no data root is needed."""
+    return ["--dataset", "synthetic"]
 
 
 def test_edge_canary_audit_in_report(files, tmp_path):
