@@ -88,3 +88,13 @@ def test_too_few_canaries_for_the_confidence(small_graph):
 def test_attack_must_fit_unit():
     with pytest.raises(InvalidConfigError, match="attack parameter"):
         CanaryConfig(unit="node", attack="released").check()
+
+
+def test_report_shows_claimed_beside_audited_and_flags_violation(small_graph):
+    from graphleaks.audit.report import _canary_lines
+
+    ok = _audit(small_graph, "edgerand", 0, defense_params={"epsilon": 1.0}).to_dict()
+    bad = _audit(small_graph, _TenthNoiseEdgeRand(epsilon=1.0), 0).to_dict()
+    text = "\n".join(_canary_lines([ok, bad]))
+    assert "| edge | 600 (" in text and "| released |" in text
+    assert text.count("VIOLATION") == 1 and "consistent" in text
