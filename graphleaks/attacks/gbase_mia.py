@@ -208,8 +208,8 @@ class GBASEMIA(Attack):
             # Zero-hop BASE probabilities, as the paper's practical sampler.
             empty = torch.empty(2, 0, dtype=torch.long)
             with torch.no_grad():
-                lt = torch.log_softmax(target.query(refs.x, empty).double(), 1)
-                lt = lt.gather(1, y.view(-1, 1)).view(-1).numpy()
+                lt = (torch.log_softmax(target.query(refs.x, empty).double(), 1)
+                      .gather(1, y.view(-1, 1)).view(-1).numpy())
                 lr = np.stack([torch.log_softmax(m(refs.x, empty).double(), 1)
                                .gather(1, y.view(-1, 1)).view(-1).numpy()
                                for m in refs.models])

@@ -100,7 +100,8 @@ def bfs_subgraphs(adj: sp.csr_matrix, count: int, size: int, min_size: int,
         start = int(rng.integers(adj.shape[0]))
         if used[start]:
             continue
-        seen, queue, order = {start}, [start], []
+        seen, queue = {start}, [start]
+        order: list[int] = []
         while queue and len(order) < size:
             u = queue.pop(0)
             order.append(u)

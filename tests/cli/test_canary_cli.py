@@ -10,14 +10,26 @@ from graphleaks.cli import app
 runner = CliRunner()
 
 
-@pytest.fixture
-def files():
-    """The bundled seeded synthetic graph (500 nodes), so no data root is needed."""
-    return ["--dataset", "synthetic"]
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """A 120-node CSBM as edge-list, feature and label files (small: fast training)."""
+    import numpy as np
+
+    from graphleaks.data.synthetic import csbm
+
+    d = tmp_path_factory.mktemp("canary-graph")
+    g = csbm(120, num_classes=3, num_features=8, seed=0)
+    np.savetxt(d / "e.csv", g.edge_index.numpy().T, fmt="%d", delimiter=",", header="src,dst",
+               comments="")
+    np.save(d / "x.npy", g.x.numpy())
+    np.savetxt(d / "y.csv", g.y.numpy(), fmt="%d")
+    return ["--edges", str(d / "e.csv"), "--features", str(d / "x.npy"), "--labels",
+            str(d / "y.csv")]
 
 
 def test_edge_canary_audit_in_report(files, tmp_path):
-    r = runner.invoke(app, ["audit", *files, "--defense", "edgerand", "--epsilon", "1",
+    r = runner.invoke(app, ["audit", *files, "--attack", "label_only_mia", "--defense",
+                            "edgerand", "--epsilon", "1",
                             "--canary-audit", "edge", "--canaries", "60", "--n-bootstrap", "50",
                             "--out", str(tmp_path / "r")])
     assert r.exit_code == 0, r.output
