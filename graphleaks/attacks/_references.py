@@ -12,7 +12,7 @@ regimes, and evaluates them in the target's query graph (attacks.md §1.7):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -26,16 +26,31 @@ from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs, derive_seed
 
 
-def check_online_budget(variant: str, num_references: int, owner: str) -> None:
-    """Online references must put every candidate IN and OUT at least once (2 or more).
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """The reference-model budget shared by RMIA, BASE and G-BASE configs.
 
-    Raises:
-        InvalidConfigError: Naming ``num_references`` and its valid range.
+    Attributes:
+        variant: ``offline`` (population-only references) or ``online``.
+        num_references: The reference-model budget (offline works from 1; online needs 2).
+        ref_epochs: Cap on the references' training epochs.
     """
-    if variant == "online" and num_references < 2:
-        raise InvalidConfigError(
-            f"The num_references parameter of {owner} must be in [2, 1024] for the online "
-            f"variant. Got {num_references!r} instead.")
+
+    variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
+    num_references: int = field(default=2, metadata={"range": (1, 1024)})
+    ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
+
+    def check(self) -> None:
+        """Online references must put every candidate IN and OUT at least once (2 or more).
+
+        Raises:
+            InvalidConfigError: Naming ``num_references`` and its valid range.
+        """
+        if self.variant == "online" and self.num_references < 2:
+            owner = type(self).__name__.removesuffix("Config")
+            raise InvalidConfigError(
+                f"The num_references parameter of {owner} must be in [2, 1024] for the "
+                f"online variant. Got {self.num_references!r} instead.")
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphleaks.attacks._references import (
-    check_online_budget,
+    ReferenceConfig,
     log_mean_exp,
     target_log_true_class,
     train_references,
@@ -58,26 +58,16 @@ from graphleaks.seeding import Rngs
 
 
 @dataclass(frozen=True)
-class BASEMIAConfig:
-    """Parameters of :class:`BASEMIA`.
+class BASEMIAConfig(ReferenceConfig):
+    """Parameters of :class:`BASEMIA` (with the reference budget of :class:`ReferenceConfig`).
 
     Attributes:
-        variant: ``offline`` (population-only references) or ``online``.
-        num_references: The reference-model budget K (online needs at least 2).
         offline_scale: The factor ``a`` on the OUT log-mean in the offline variant.
         prior: Prior membership probability π (shifts scores; ranking unchanged).
-        ref_epochs: Cap on the references' training epochs.
     """
 
-    variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
-    num_references: int = field(default=2, metadata={"range": (1, 1024)})
     offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
     prior: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "neither"})
-    ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
-
-    def check(self) -> None:
-        """Online references must put every candidate IN and OUT at least once."""
-        check_online_budget(self.variant, self.num_references, "BASEMIA")
 
 
 class BASEMIA(Attack):

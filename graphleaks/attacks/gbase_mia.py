@@ -50,8 +50,8 @@ import torch
 import torch.nn.functional as F
 
 from graphleaks.attacks._references import (
+    ReferenceConfig,
     References,
-    check_online_budget,
     log_mean_exp,
     train_references,
 )
@@ -70,34 +70,24 @@ Model = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 @dataclass(frozen=True)
-class GBASEMIAConfig:
-    """Parameters of :class:`GBASEMIA`.
+class GBASEMIAConfig(ReferenceConfig):
+    """Parameters of :class:`GBASEMIA` (with the reference budget of :class:`ReferenceConfig`).
 
     Attributes:
-        variant: ``offline`` (population-only references) or ``online``.
-        num_references: The reference-model budget K (online needs at least 2).
         offline_scale: The factor ``a`` on the reference term in the offline variant.
         prior: Prior membership probability π.
         sampling: ``base`` (masks from zero-hop BASE probabilities) or ``random``.
         frac: Inclusion probability of each node under ``random`` sampling.
         num_samples: Sampled membership masks (the expectation's Monte Carlo size).
         chunk: Candidates evaluated in one batched forward pass.
-        ref_epochs: Cap on the references' training epochs.
     """
 
-    variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
-    num_references: int = field(default=2, metadata={"range": (1, 1024)})
     offline_scale: float = field(default=1.0, metadata={"range": (0.0, 1.0)})
     prior: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "neither"})
     sampling: str = field(default="base", metadata={"choices": ("base", "random")})
     frac: float = field(default=0.5, metadata={"range": (0.0, 1.0)})
     num_samples: int = field(default=4, metadata={"range": (1, 10_000)})
     chunk: int = field(default=64, metadata={"range": (1, 100_000)})
-    ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
-
-    def check(self) -> None:
-        """Online references must put every candidate IN and OUT at least once."""
-        check_online_budget(self.variant, self.num_references, "GBASEMIA")
 
 
 def ball(adj: sp.csr_matrix, allowed: np.ndarray, v: int, hops: int) -> np.ndarray:

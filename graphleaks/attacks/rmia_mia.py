@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from graphleaks.attacks._references import (
+    ReferenceConfig,
     References,
-    check_online_budget,
     target_log_true_class,
     train_references,
 )
@@ -57,29 +57,19 @@ from graphleaks.seeding import Rngs
 
 
 @dataclass(frozen=True)
-class RMIAMIAConfig:
-    """Parameters of :class:`RMIAMIA`.
+class RMIAMIAConfig(ReferenceConfig):
+    """Parameters of :class:`RMIAMIA` (with the reference budget of :class:`ReferenceConfig`).
 
     Attributes:
-        variant: ``offline`` (population-only references) or ``online``.
-        num_references: The reference-model budget (offline works from 1; online needs 2).
         offline_a: The offline correction ``a`` in [0, 1] (1: trust OUT references as they
             are; the paper tunes it per dataset, 0.3 is its usual value).
         gamma: Threshold γ on the pairwise likelihood ratio (paper: 1 or slightly above).
         num_population: Number of population nodes ``z`` compared against (all if fewer).
-        ref_epochs: Cap on the references' training epochs.
     """
 
-    variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
-    num_references: int = field(default=2, metadata={"range": (1, 1024)})
     offline_a: float = field(default=0.3, metadata={"range": (0.0, 1.0)})
     gamma: float = field(default=1.0, metadata={"range": (0.0, None), "closed": "neither"})
     num_population: int = field(default=1000, metadata={"range": (1, 1_000_000)})
-    ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
-
-    def check(self) -> None:
-        """Online references must put every candidate IN and OUT at least once."""
-        check_online_budget(self.variant, self.num_references, "RMIAMIA")
 
 
 def offline_marginal(p_out: np.ndarray, a: float) -> np.ndarray:
