@@ -191,6 +191,14 @@ class TargetView:
         self.require(Output.FEATURE_QUERIES)
         return self._target.query(x, edge_index)[-1]
 
+    def query_labels(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Hard labels for submitted features and graph (a label-only inference API).
+
+        Only the argmax leaves the API, so LABELS suffices (label-only attacks).
+        """
+        self.require(Output.LABELS)
+        return self._target.query(x, edge_index)[-1].argmax(1)
+
     def query_features(self, x: torch.Tensor) -> torch.Tensor:
         """Logits of every node when the inference API is sent features ``x``.
 

@@ -60,10 +60,13 @@ class AuditReport:
     config: dict[str, Any]
     versions: dict[str, str]
     kind: str = field(default="graphleaks-audit-report")
+    canary_audits: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
         d = asdict(self)
+        if not d["canary_audits"]:  # keep reports without canary audits as they were
+            d.pop("canary_audits")
         if not include_timings:
             for a in d["attacks"]:
                 a.pop("runtime_s", None)
@@ -190,6 +193,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
         )
     lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    lines += _canary_lines(report.get("canary_audits", []))
     for a in report["attacks"]:
         lines.append(f"### {a['attack']}")
         lines.append("")
@@ -224,6 +228,24 @@ def render_markdown(report: dict[str, Any]) -> str:
             lines.append(f"- {note}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
+    """Claimed beside audited ε per unit (one-run canary audits), violations flagged."""
+    if not audits:
+        return []
+    lines = ["## Canary audits (one run)", "",
+             "Audited ε and GDP μ are lower bounds at the stated confidence (Steinke, Nasr & "
+             "Jagielski 2023); each audit trained one extra target with the canaries.", "",
+             "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
+             "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
+    for a in audits:
+        b = a["bound"]
+        verdict = "**VIOLATION: audited ε above claimed ε**" if a["violation"] else "consistent"
+        lines.append(f"| {a['unit']} | {b['num_canaries']} ({a['num_inserted']}) | {a['attack']} "
+                     f"| {b['num_guesses']} / {b['num_correct']} | {_fmt(a['claimed_epsilon'])} | "
+                     f"{_fmt(b['epsilon_lb'])} | {_fmt(b['mu_lb'])} | {verdict} |")
+    return [*lines, ""]
 
 
 def write_report(report: AuditReport, out_dir: str | Path) -> tuple[Path, Path]:

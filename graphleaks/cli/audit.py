@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from graphleaks._validation import validate as validate_config
 from graphleaks.audit.report import AuditReport
 from graphleaks.cli._common import (
     DataRoot,
@@ -19,6 +20,7 @@ from graphleaks.cli._common import (
     parse_params,
     setup_logging,
 )
+from graphleaks.seeding import derive_seed as derive
 
 
 def audit(
@@ -69,6 +71,15 @@ def audit(
     compare_unit: Annotated[str | None, typer.Option(
         help="Insist on comparing every ε lower bound with the ledger in this privacy unit "
              "(node, edge, ...); exit 2 if the ledger or an attack has another unit.")] = None,
+    canary_audit: Annotated[list[str] | None, typer.Option(
+        "--canary-audit", help="Also run a one-run canary audit of this privacy unit (edge or "
+                               "node; repeatable): trains one extra target with canaries and "
+                               "reports claimed beside audited ε. Exit 3 if audited > claimed.")]
+    = None,
+    canaries: Annotated[int, typer.Option(help="Canaries per --canary-audit.")] = 1000,
+    canary_attack: Annotated[str, typer.Option(
+        help="Canary scoring: auto, released or influence (edge); auto or loss (node).")]
+    = "auto",
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -103,6 +114,16 @@ def audit(
         _print_summary(report, json_path, md_path, json_out)
         return
     params = parse_params(param)
+    canary_cfgs: list[Any] = []
+    if canary_audit:
+        if bundle is not None:
+            from graphleaks.errors import InvalidConfigError
+
+            raise InvalidConfigError("--canary-audit retrains the target with canaries; it "
+                                     "needs a target trained here, not --bundle")
+        canary_cfgs = _canary_configs(canary_audit, canaries=canaries, attack=canary_attack,
+                                      defense=defense,
+                                      params=defense_params(defense, params, epsilon, delta))
     names = attack or list(DEFAULT_ATTACKS)
     resolved = [attacks.get(n).name for n in names]
     check_param_owners(params, resolved + ([] if bundle else [defense, arch]))
@@ -123,22 +144,63 @@ def audit(
     report = run_audit(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                        view=query_graph, config=config, defense_aware=not defense_unaware,
                        compare_unit=compare_unit)
+    if canary_cfgs:
+        report = _with_canary_audits(report, graph, canary_cfgs, defense=defense,
+                                     params=defense_params(defense, params, epsilon, delta),
+                                     arch=arch, seed=seed)
     json_path, md_path = write_report(report, out)
     from graphleaks.audit.html import write_html
 
     write_html(report.to_dict(), out / "report.html")
     _print_summary(report, json_path, md_path, json_out)
+    if any(a["violation"] for a in report.canary_audits):
+        raise typer.Exit(3)
+
+
+def _canary_configs(units: list[str], *, canaries: int, attack: str, defense: str,
+                    params: dict[str, Any]) -> list[Any]:
+    """Validate every requested canary audit before anything is trained."""
+    from graphleaks.audit.canary import CanaryConfig, check_unit
+    from graphleaks.defenses import registry as defenses
+
+    d = defenses.get(defense)(**params)
+    configs = []
+    for unit in units:
+        cfg = validate_config(CanaryConfig(unit=unit, num_canaries=canaries, attack=attack),
+                              "--canary-audit")
+        check_unit(d, unit)
+        configs.append(cfg)
+    return configs
+
+
+def _with_canary_audits(report: AuditReport, graph: Any, configs: list[Any], *, defense: str,
+                        params: dict[str, Any], arch: str, seed: int) -> AuditReport:
+    """Attach one canary audit per unit; each trains one target with its canaries."""
+    import dataclasses
+
+    from graphleaks.audit.canary import canary_audit
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    audits = [canary_audit(graph, defense=defense, defense_params=params,
+                           spec=ArchitectureSpec(arch=arch), config=cfg,
+                           seed=derive(seed, "canary", cfg.unit)).to_dict()
+              for cfg in configs]
+    return dataclasses.replace(report, canary_audits=audits)
 
 
 def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out: bool) -> None:
     if json_out:
         typer.echo(report.to_json())
         return
-    summary = {}
+    summary: dict[str, Any] = {}
     for a in report.attacks:
         m = a.metrics
         summary[a.attack] = ({"auc": m["binary"]["auc"]} if "binary" in m else
                              {"f1_micro": m["multiclass"]["f1_micro"]})
-    typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
-                           "html": str(json_path.parent / "report.html"),
-                           "attacks": summary}, indent=2))
+    out: dict[str, Any] = {"report": str(json_path), "summary": str(md_path),
+                           "html": str(json_path.parent / "report.html"), "attacks": summary}
+    if report.canary_audits:
+        out["canary_audits"] = {a["unit"]: {k: a[k] for k in ("claimed_epsilon",
+                                                              "audited_epsilon", "violation")}
+                                for a in report.canary_audits}
+    typer.echo(json.dumps(out, indent=2))

@@ -13,10 +13,14 @@ import pytest
 import torch
 
 from graphleaks.attacks.base import Challenge, Task
+from graphleaks.attacks.base_mia import BASEMIA
 from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.embedding_cluster_mia import EmbeddingClusterMIA
+from graphleaks.attacks.gbase_mia import GBASEMIA
 from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.label_only_mia import LabelOnlyMIA
 from graphleaks.attacks.lira_mia import LiRAMIA
+from graphleaks.attacks.rmia_mia import RMIAMIA
 from graphleaks.attacks.shadow_mia import ShadowMIA
 from graphleaks.audit.runner import train_target
 from graphleaks.data.splits import SplitConfig
@@ -28,6 +32,11 @@ ATTACKS = {
     "shadow_mia": lambda: ShadowMIA(classifier="logreg"),
     "embedding_cluster_mia": lambda: EmbeddingClusterMIA(ae_epochs=100),
     "lira_mia": lambda: LiRAMIA(num_references=8, ref_epochs=20),
+    "rmia_mia": lambda: RMIAMIA(num_references=1, ref_epochs=20),
+    "rmia_mia_online": lambda: RMIAMIA(variant="online", num_references=2, ref_epochs=20),
+    "base_mia": lambda: BASEMIA(num_references=2, ref_epochs=20),
+    "gbase_mia": lambda: GBASEMIA(num_references=2, ref_epochs=20, num_samples=2),
+    "label_only_mia": lambda: LabelOnlyMIA(num_queries=16),
 }
 
 

@@ -1,0 +1,140 @@
+"""Reference models for the likelihood-ratio MIAs (RMIA, BASE, G-BASE).
+
+LiRA, RMIA and BASE all compare the target with reference models of the same architecture
+trained on data the adversary controls. This module trains them once, in the two standard
+regimes, and evaluates them in the target's query graph (attacks.md §1.7):
+
+* **offline**: references train on random halves of the adversary's population (disjoint
+  from the target), so every candidate is OUT of every reference;
+* **online**: references train on paired complementary halves of ``population ∪ candidates``,
+  so each candidate is IN exactly half of them (which needs the candidates' labels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.utils import subgraph
+
+from graphleaks.attacks._shadow import train_on_nodes
+from graphleaks.attacks.base import TargetView
+from graphleaks.attacks.lira_mia import _paired_halves
+from graphleaks.errors import InvalidConfigError
+from graphleaks.seeding import Rngs, derive_seed
+
+
+@dataclass(frozen=True)
+class ReferenceConfig:
+    """The reference-model budget shared by RMIA, BASE and G-BASE configs.
+
+    Attributes:
+        variant: ``offline`` (population-only references) or ``online``.
+        num_references: The reference-model budget (offline works from 1; online needs 2).
+        ref_epochs: Cap on the references' training epochs.
+    """
+
+    variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
+    num_references: int = field(default=2, metadata={"range": (1, 1024)})
+    ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
+
+    def check(self) -> None:
+        """Online references must put every candidate IN and OUT at least once (2 or more).
+
+        Raises:
+            InvalidConfigError: Naming ``num_references`` and its valid range.
+        """
+        if self.variant == "online" and self.num_references < 2:
+            owner = type(self).__name__.removesuffix("Config")
+            raise InvalidConfigError(
+                f"The num_references parameter of {owner} must be in [2, 1024] for the "
+                f"online variant. Got {self.num_references!r} instead.")
+
+
+@dataclass(frozen=True)
+class References:
+    """Trained reference models and who trained each.
+
+    Attributes:
+        models: The reference models (eval mode).
+        members: Global node ids each reference trained on.
+        population: Global ids of the adversary's population nodes.
+        x: Features of the query graph (what references are evaluated with).
+        edges: Edges of the query graph.
+        labels: Labels the adversary knows (population and candidates), indexed globally.
+    """
+
+    models: tuple[nn.Module, ...]
+    members: tuple[np.ndarray, ...]
+    population: np.ndarray
+    x: torch.Tensor
+    edges: torch.Tensor
+    labels: torch.Tensor
+
+    def inside(self, nodes: np.ndarray) -> np.ndarray:
+        """``[num_refs, len(nodes)]`` mask: whether each reference trained on each node."""
+        return np.stack([np.isin(nodes, m) for m in self.members])
+
+    @torch.no_grad()
+    def log_true_class(self, nodes: np.ndarray) -> np.ndarray:
+        """``[num_refs, len(nodes)]`` log posterior of each node's label under each reference."""
+        idx = torch.as_tensor(nodes, dtype=torch.long)
+        y = self.labels[idx].view(-1, 1)
+        out = [torch.log_softmax(m(self.x, self.edges)[idx].double(), 1).gather(1, y).view(-1)
+               for m in self.models]
+        return torch.stack(out).numpy()
+
+
+def train_references(
+    target: TargetView, candidates: np.ndarray, candidate_labels: torch.Tensor, *,
+    num: int, online: bool, max_epochs: int, rngs: Rngs,
+) -> References:
+    """Train ``num`` references inductively, each on the subgraph induced by its members.
+
+    Args:
+        target: The adversary's view (population, architecture, features, query graph).
+        candidates: Global ids of the nodes to be scored.
+        candidate_labels: Their labels (the threat model grants them).
+        num: Number of references (the attack's reference-model budget).
+        online: Whether candidates may be IN references (see the module docstring).
+        max_epochs: Cap on each reference's training epochs.
+        rngs: The attack's random streams.
+    """
+    spec = target.architecture()
+    x = target.features()
+    edges = target.query_edges()
+    population, aux = target.population()
+    aux = np.asarray(aux, dtype=np.int64)
+    labels = torch.zeros(target.num_nodes, dtype=torch.long)
+    labels[torch.as_tensor(aux)] = population.y
+    labels[torch.as_tensor(candidates, dtype=torch.long)] = candidate_labels
+    universe = np.unique(np.concatenate([aux, candidates])) if online else aux
+    halves = _paired_halves(len(universe), num, rngs.child("references").numpy)
+    models, members = [], []
+    for i, local in enumerate(halves):
+        nodes = universe[local]
+        idx = torch.as_tensor(nodes, dtype=torch.long)
+        # Each reference sees only its members' induced subgraph, as the inductive target does.
+        ei, _ = subgraph(idx, edges, relabel_nodes=True, num_nodes=target.num_nodes)
+        models.append(train_on_nodes(x[idx], ei, labels[idx], np.arange(len(nodes)), spec,
+                                     target.num_classes, max_epochs=max_epochs,
+                                     seed=derive_seed(rngs.seed, "reference", i)))
+        members.append(nodes)
+    return References(models=tuple(models), members=tuple(members), population=aux, x=x,
+                      edges=edges, labels=labels)
+
+
+def target_log_true_class(target: TargetView, nodes: np.ndarray,
+                          labels: torch.Tensor) -> np.ndarray:
+    """Log posterior of each node's label under the target (in its query graph)."""
+    post = target.posteriors(nodes).double()
+    return torch.log(post.gather(1, labels.view(-1, 1).long()).view(-1).clamp_min(1e-300)).numpy()
+
+
+def log_mean_exp(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``log(mean(exp(a)))`` along ``axis``, stably."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return np.squeeze(m, axis) + np.log(np.mean(np.exp(a - m), axis=axis))

@@ -1,0 +1,208 @@
+"""G-BASE: the Bayes-optimal node membership score that accounts for the graph (Lassila et al.,
+"Practical Bayes-optimal membership inference attacks", NeurIPS 2025,
+https://arxiv.org/abs/2505.24089, §4).
+
+A GNN's training loss couples a node with its neighbours, so the Bayes-optimal score of node
+``v`` depends on which other nodes were members. G-BASE takes the expectation over sampled
+membership masks ``M`` of the other nodes: with ``G_in`` the ``2L``-hop ball of ``v`` in the
+graph induced by ``M ∪ {v}`` (L message-passing layers) and ``G_out = G_in − v``,
+
+.. math::
+
+    s_M(v) = Δ_θ(v) - a \\cdot \\log \\frac{1}{K}\\sum_k \\exp Δ_{θ_k}(v) + \\log\\frac{π}{1-π},
+    \\qquad Δ_θ(v) = -\\mathcal{L}_θ(G_{in}) + \\mathcal{L}_θ(G_{out}),
+
+where ``L_θ(G)`` is the summed cross-entropy of the nodes of ``G`` (the log of the Gibbs
+likelihood). The score is ``logit E_M[σ(s_M(v))]``. Masks are drawn either uniformly
+(``sampling="random"``, each node with probability ``frac``) or from the zero-hop BASE
+membership probabilities (``sampling="base"``, the paper's practical choice); the adversary's
+population nodes are known non-members and never enter a mask.
+
+The references are BASE's (:mod:`graphleaks.attacks.base_mia`): trained offline on halves of
+the population, or online on halves of ``population ∪ candidates``.
+
+Threat model: the target is queried on subgraphs the adversary submits
+(``FEATURE_QUERIES``: it needs the model's loss on ``G_in`` and ``G_out``); the adversary
+knows the query graph's edges, all nodes' features and labels, auxiliary data and the
+architecture. Cost: ``num_samples × (1 + K)`` batched forward passes per chunk of candidates.
+
+Example:
+    >>> from graphleaks.audit.runner import train_target
+    >>> from graphleaks.data import tiny_graph
+    >>> from graphleaks.attacks.harness import run_attack
+    >>> from graphleaks.models.gnn import ArchitectureSpec
+    >>> t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=20))
+    >>> r = run_attack(GBASEMIA(num_references=2, ref_epochs=20, num_samples=2), t, seed=0)
+    >>> r.scores.shape == r.labels.shape
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+
+from graphleaks.attacks._references import (
+    ReferenceConfig,
+    References,
+    log_mean_exp,
+    train_references,
+)
+from graphleaks.attacks.base import (
+    Attack,
+    AttackScores,
+    Challenge,
+    Output,
+    TargetView,
+    Task,
+)
+from graphleaks.attacks.lira_mia import LiRAMIA
+from graphleaks.seeding import Rngs
+
+Model = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class GBASEMIAConfig(ReferenceConfig):
+    """Parameters of :class:`GBASEMIA` (with the reference budget of :class:`ReferenceConfig`).
+
+    Attributes:
+        offline_scale: The factor ``a`` on the reference term in the offline variant.
+        prior: Prior membership probability π.
+        sampling: ``base`` (masks from zero-hop BASE probabilities) or ``random``.
+        frac: Inclusion probability of each node under ``random`` sampling.
+        num_samples: Sampled membership masks (the expectation's Monte Carlo size).
+        chunk: Candidates evaluated in one batched forward pass.
+    """
+
+    offline_scale: float = field(default=1.0, metadata={"range": (0.0, 1.0)})
+    prior: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "neither"})
+    sampling: str = field(default="base", metadata={"choices": ("base", "random")})
+    frac: float = field(default=0.5, metadata={"range": (0.0, 1.0)})
+    num_samples: int = field(default=4, metadata={"range": (1, 10_000)})
+    chunk: int = field(default=64, metadata={"range": (1, 100_000)})
+
+
+def ball(adj: sp.csr_matrix, allowed: np.ndarray, v: int, hops: int) -> np.ndarray:
+    """Nodes within ``hops`` of ``v`` in the graph induced by ``allowed`` (``v`` first)."""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[v] = True
+    order = [np.array([v])]
+    frontier = order[0]
+    for _ in range(hops):
+        if not len(frontier):
+            break
+        nbrs = np.unique(np.concatenate([adj.indices[adj.indptr[u]:adj.indptr[u + 1]]
+                                         for u in frontier]))
+        nbrs = nbrs[allowed[nbrs] & ~seen[nbrs]]
+        seen[nbrs] = True
+        order.append(nbrs)
+        frontier = nbrs
+    return np.concatenate(order)
+
+
+def batched_pairs(adj: sp.csr_matrix, balls: list[np.ndarray]
+                  ) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """Disjoint union of every ball (``G_in``) and the ball without its centre (``G_out``).
+
+    Returns:
+        Global node id of each union node, its graph id (``2i`` in, ``2i + 1`` out for ball
+        ``i``), and the union's edge index.
+    """
+    nodes, gid, edges = [], [], []
+    offset = 0
+    for i, b in enumerate(balls):
+        for j, part in enumerate((b, b[1:])):
+            sub = adj[part][:, part].tocoo()
+            edges.append(np.vstack([sub.row, sub.col]) + offset)
+            nodes.append(part)
+            gid.append(np.full(len(part), 2 * i + j))
+            offset += len(part)
+    ei = torch.as_tensor(np.concatenate(edges, axis=1), dtype=torch.long)
+    return np.concatenate(nodes), torch.as_tensor(np.concatenate(gid)), ei
+
+
+@torch.no_grad()
+def loss_gaps(model: Model, x: torch.Tensor, y: torch.Tensor, nodes: np.ndarray,
+              gid: torch.Tensor, ei: torch.Tensor, n_balls: int) -> np.ndarray:
+    """``Δ(v) = −L(G_in) + L(G_out)`` for every ball, from one forward pass on the union."""
+    idx = torch.as_tensor(nodes, dtype=torch.long)
+    ce = F.cross_entropy(model(x[idx], ei).double(), y[idx], reduction="none")
+    per_graph = torch.zeros(2 * n_balls, dtype=torch.float64).index_add_(0, gid, ce)
+    return (per_graph[1::2] - per_graph[0::2]).numpy()
+
+
+class GBASEMIA(Attack):
+    """G-BASE with Monte Carlo membership masks, see the module docstring."""
+
+    name = "gbase_mia"
+    task = Task.MEMBERSHIP
+    requires = frozenset({Output.FEATURE_QUERIES})
+    # LiRA's knowledge, but the target answers queries on submitted subgraphs.
+    threat_model = dataclasses.replace(LiRAMIA.threat_model,
+                                       outputs=frozenset({Output.FEATURE_QUERIES}))
+    Config = GBASEMIAConfig
+
+    def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
+        cfg = self.config
+        online = cfg.variant == "online"
+        cands = np.asarray(challenge.candidates, dtype=np.int64)
+        n = target.num_nodes
+        y = target.true_labels(np.arange(n))
+        refs = train_references(target, cands, y[torch.as_tensor(cands)],
+                                num=cfg.num_references, online=online,
+                                max_epochs=cfg.ref_epochs, rngs=rngs)
+        scale = 1.0 if online else cfg.offline_scale
+        log_prior = math.log(cfg.prior / (1.0 - cfg.prior))
+        ei = refs.edges
+        adj = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0].numpy(), ei[1].numpy())),
+                            shape=(n, n))
+        adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
+        incl = self._inclusion(target, refs, y, scale, log_prior)
+        hops = 2 * (len(target.architecture().hidden) + 1)
+        models: list[Model] = [target.query, *refs.models]
+        rng = rngs.child("masks").numpy
+        samples = np.empty((cfg.num_samples, len(cands)))
+        for s in range(cfg.num_samples):
+            mask = rng.random(n) < incl
+            for lo in range(0, len(cands), cfg.chunk):
+                part = cands[lo:lo + cfg.chunk]
+                balls = [ball(adj, mask, int(v), hops) for v in part]
+                nodes, gid, uei = batched_pairs(adj, balls)
+                gaps = np.stack([loss_gaps(m, refs.x, y, nodes, gid, uei, len(part))
+                                 for m in models])
+                samples[s, lo:lo + len(part)] = (gaps[0] - scale * log_mean_exp(gaps[1:], 0)
+                                                 + log_prior)
+        # logit of E[sigmoid(s)], computed in log space so confident nodes stay ranked.
+        log_in = log_mean_exp(-np.logaddexp(0.0, -samples), 0)
+        log_out = log_mean_exp(-np.logaddexp(0.0, samples), 0)
+        return AttackScores(log_in - log_out, threshold=0.0, notes=(
+            f"G-BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= "
+            f"{cfg.ref_epochs} epochs), {cfg.num_samples} '{cfg.sampling}' membership masks, "
+            f"{hops}-hop balls, scale a={scale:g}; target queried on submitted subgraphs",))
+
+    def _inclusion(self, target: TargetView, refs: References, y: torch.Tensor, scale: float,
+                   log_prior: float) -> np.ndarray:
+        """Per-node probability of entering a sampled mask (0 for known non-members)."""
+        n = target.num_nodes
+        if self.config.sampling == "random":
+            p = np.full(n, self.config.frac)
+        else:
+            # Zero-hop BASE probabilities, as the paper's practical sampler.
+            empty = torch.empty(2, 0, dtype=torch.long)
+            with torch.no_grad():
+                lt = (torch.log_softmax(target.query(refs.x, empty).double(), 1)
+                      .gather(1, y.view(-1, 1)).view(-1).numpy())
+                lr = np.stack([torch.log_softmax(m(refs.x, empty).double(), 1)
+                               .gather(1, y.view(-1, 1)).view(-1).numpy()
+                               for m in refs.models])
+            p = 1.0 / (1.0 + np.exp(-(lt - scale * log_mean_exp(lr, 0) + log_prior)))
+        p[refs.population] = 0.0
+        return p

@@ -1,0 +1,198 @@
+"""One-run privacy audits: ε and GDP μ lower bounds from guesses on random canaries.
+
+Steinke, Nasr and Jagielski ("Privacy auditing with one (1) training run", NeurIPS 2023,
+https://arxiv.org/abs/2305.08846): ``m`` canaries are each included independently with
+probability 1/2; the auditor guesses "in" on ``k+`` of them, "out" on ``k−`` and abstains on
+the rest. For an (ε, δ)-DP mechanism the number ``v`` of correct guesses among the ``r = k+ +
+k−`` guesses satisfies (their Theorem 3.3 / Proposition 5.x)
+
+``P[v ≥ t] ≤ P[Binomial(r, e^ε/(1+e^ε)) ≥ t] + 2·m·δ·α(t)``,
+``α(t) = max_{1 ≤ i ≤ t} P[t > Binomial(r, q) ≥ t − i] / i``.
+
+Inverting the test at level ``1 − confidence`` gives the largest ε that the observed ``v``
+rejects: the audited ε lower bound. It holds with the stated confidence for any attack, so a
+claimed ε below it means the claim (or the implementation, or the unit) is wrong.
+
+Gaussian DP (Dong, Roth and Su 2022): μ-GDP implies (ε, δ_μ(ε))-DP for every ε ≥ 0 with
+``δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)``. A μ-GDP hypothesis is rejected when one of
+these (ε, δ_μ(ε)) hypotheses is; testing a fixed grid of ε with a Bonferroni correction keeps
+the level. This is a conservative stand-in for the f-DP accounting of the one-run game by
+Mahloujifar, Melis and Chaudhuri (ICML 2025), which uses the whole trade-off curve in one
+recursion and is tighter (deviation noted in the issue-13 note).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import binom, norm
+
+from graphleaks.errors import InvalidConfigError
+
+__all__ = [
+    "OneRunBound",
+    "epsilon_p_value",
+    "gdp_delta",
+    "min_canaries",
+    "one_run_bound",
+    "one_run_epsilon",
+    "one_run_mu",
+    "top_bottom_guesses",
+]
+
+EPS_GRID: tuple[float, ...] = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
+
+
+def epsilon_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
+    """P-value of ``v`` correct guesses out of ``r`` under an (ε, δ)-DP null (Steinke et al.)."""
+    q = 1.0 / (1.0 + math.exp(-epsilon))
+    tail = float(binom.sf(v - 1, r, q))
+    if delta <= 0.0 or v <= 0:
+        return min(tail, 1.0)
+    pmf = binom.pmf(np.arange(v - 1, -1, -1), r, q)  # P[Bin = v−i] for i = 1..v
+    alpha = float(np.max(np.cumsum(pmf) / np.arange(1, v + 1)))
+    return min(tail + 2.0 * m * delta * alpha, 1.0)
+
+
+def one_run_epsilon(m: int, r: int, v: int, *, delta: float = 0.0,
+                    confidence: float = 0.95) -> float:
+    """Largest ε whose (ε, δ)-DP null is rejected at level ``1 − confidence`` (0 if none)."""
+    beta = 1.0 - confidence
+    if epsilon_p_value(m, r, v, 0.0, delta) >= beta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while epsilon_p_value(m, r, v, hi, delta) < beta and hi < 100.0:
+        lo, hi = hi, hi * 2.0
+    for _ in range(40):
+        mid = (lo + hi) / 2.0
+        if epsilon_p_value(m, r, v, mid, delta) < beta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def gdp_delta(mu: float, epsilon: float) -> float:
+    """δ(ε) of μ-GDP (Dong, Roth, Su 2022, Corollary 2.13)."""
+    if mu <= 0.0:
+        return 0.0
+    return float(norm.cdf(-epsilon / mu + mu / 2.0)
+                 - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2.0))
+
+
+def _mu_rejected(m: int, r: int, v: int, mu: float, beta: float) -> bool:
+    level = beta / len(EPS_GRID)
+    return any(epsilon_p_value(m, r, v, e, gdp_delta(mu, e)) < level for e in EPS_GRID)
+
+
+def one_run_mu(m: int, r: int, v: int, *, confidence: float = 0.95) -> float:
+    """Largest μ whose μ-GDP null is rejected (ε grid, Bonferroni); 0 if none is."""
+    beta = 1.0 - confidence
+    if not _mu_rejected(m, r, v, 1e-6, beta):
+        return 0.0
+    lo, hi = 1e-6, 1.0
+    while _mu_rejected(m, r, v, hi, beta) and hi < 50.0:
+        lo, hi = hi, hi * 2.0
+    for _ in range(30):
+        mid = (lo + hi) / 2.0
+        if _mu_rejected(m, r, v, mid, beta):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def min_canaries(confidence: float) -> int:
+    """Fewest guesses that can reject ε = 0 at all: all correct must have ``2^−r < 1 − conf``."""
+    return int(math.floor(math.log2(1.0 / (1.0 - confidence)))) + 1
+
+
+def top_bottom_guesses(scores: npt.ArrayLike, k_pos: int, k_neg: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Guesses +1 on the ``k_pos`` highest scores, −1 on the ``k_neg`` lowest, 0 elsewhere.
+
+    Ties are broken by a random permutation, so equal scores carry no information.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    perm = rng.permutation(len(s))
+    order = perm[np.argsort(s[perm], kind="stable")]
+    guesses = np.zeros(len(s), dtype=np.int64)
+    if k_neg:
+        guesses[order[:k_neg]] = -1
+    if k_pos:
+        guesses[order[len(s) - k_pos:]] = 1
+    return guesses
+
+
+@dataclass(frozen=True)
+class OneRunBound:
+    """An audited lower bound from one run.
+
+    Attributes:
+        num_canaries: m.
+        num_guesses: r = k+ + k−.
+        num_correct: v.
+        epsilon_lb: Audited ε lower bound at ``confidence`` (for the given δ).
+        mu_lb: Audited GDP μ lower bound at ``confidence``.
+        delta: δ of the tested (ε, δ) hypotheses.
+        confidence: Confidence level.
+    """
+
+    num_canaries: int
+    num_guesses: int
+    num_correct: int
+    epsilon_lb: float
+    mu_lb: float
+    delta: float
+    confidence: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict."""
+        return asdict(self)
+
+
+def one_run_bound(included: npt.ArrayLike, scores: npt.ArrayLike, *, k_pos: int, k_neg: int,
+                  delta: float = 0.0, confidence: float = 0.95, seed: int) -> OneRunBound:
+    """Guess on the top/bottom canaries by score and bound ε and μ from the correct guesses.
+
+    Args:
+        included: 0/1 per canary: whether it was inserted (the secret coin).
+        scores: The attack's score per canary, higher = more likely inserted.
+        k_pos: Number of "in" guesses (highest scores).
+        k_neg: Number of "out" guesses (lowest scores).
+        delta: δ of the audited guarantee.
+        confidence: Confidence level in (0, 1).
+        seed: Seed of the tie-breaking permutation.
+
+    Raises:
+        InvalidConfigError: On out-of-range arguments, or too few guesses for the confidence.
+    """
+    inc = np.asarray(included).astype(bool).reshape(-1)
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    m = len(inc)
+    if not 0.0 < confidence < 1.0:
+        raise InvalidConfigError(f"The confidence parameter must be in (0, 1). Got {confidence!r}"
+                                 " instead.")
+    if not 0.0 <= delta < 1.0:
+        raise InvalidConfigError(f"The delta parameter must be in [0, 1). Got {delta!r} instead.")
+    if len(s) != m or not np.all(np.isfinite(s)):
+        raise InvalidConfigError("scores must be finite, one per canary")
+    need = min_canaries(confidence)
+    if k_pos < 0 or k_neg < 0 or k_pos + k_neg > m or k_pos + k_neg < need:
+        raise InvalidConfigError(
+            f"The number of guesses k_pos + k_neg must be in [{need}, {m}] (m canaries; fewer "
+            f"cannot reach confidence {confidence:g}). Got {k_pos + k_neg} instead.")
+    g = top_bottom_guesses(s, k_pos, k_neg, np.random.default_rng(seed))
+    truth = np.where(inc, 1, -1)
+    r = int(np.count_nonzero(g))
+    v = int(np.sum(g == truth))
+    return OneRunBound(
+        num_canaries=m, num_guesses=r, num_correct=v,
+        epsilon_lb=one_run_epsilon(m, r, v, delta=delta, confidence=confidence),
+        mu_lb=one_run_mu(m, r, v, confidence=confidence), delta=float(delta),
+        confidence=float(confidence),
+    )

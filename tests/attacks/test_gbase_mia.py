@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from graphleaks.attacks.base import Output
+from graphleaks.attacks.gbase_mia import GBASEMIA, ball, batched_pairs, loss_gaps
+from graphleaks.attacks.harness import run_attack
+from graphleaks.errors import CapabilityError
+from graphleaks.metrics import binary_metrics
+
+
+def _path(n):
+    rows = np.r_[np.arange(n - 1), np.arange(1, n)]
+    cols = np.r_[np.arange(1, n), np.arange(n - 1)]
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+
+
+def test_ball_respects_mask_and_hops():
+    adj = _path(6)
+    allowed = np.array([True, True, True, False, True, True])
+    np.testing.assert_array_equal(ball(adj, allowed, 1, 4), [1, 0, 2])
+    np.testing.assert_array_equal(np.sort(ball(adj, np.ones(6, bool), 0, 2)), [0, 1, 2])
+
+
+def test_loss_gap_is_in_minus_out():
+    adj = _path(4)
+    balls = [np.array([1, 0, 2])]
+    nodes, gid, ei = batched_pairs(adj, balls)
+    assert nodes.tolist() == [1, 0, 2, 0, 2] and gid.tolist() == [0, 0, 0, 1, 1]
+    assert ei.shape[1] == 4  # two undirected edges in G_in, none in G_out
+
+    def model(x, edge_index):  # ignores the graph: Δ is minus v's own loss
+        return x
+
+    x = torch.log(torch.tensor([[0.9, 0.1], [0.5, 0.5], [0.2, 0.8], [0.5, 0.5]]))
+    y = torch.tensor([0, 0, 1, 0])
+    gap = loss_gaps(model, x, y, nodes, gid, ei, 1)
+    np.testing.assert_allclose(gap, [np.log(0.5)], rtol=1e-6)
+
+
+def test_overfit_target_leaks(trained_target):
+    r = run_attack(GBASEMIA(variant="online", num_references=4, ref_epochs=40, num_samples=2),
+                   trained_target, seed=0)
+    m = binary_metrics(r.scores, r.labels, n_bootstrap=200, seed=0)
+    assert m.auc.lo > 0.55
+
+
+def test_needs_feature_queries(trained_target):
+    with pytest.raises(CapabilityError, match="FEATURE_QUERIES"):
+        run_attack(GBASEMIA(), trained_target, seed=0, exposed=frozenset({Output.POSTERIORS}))
