@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -467,16 +467,24 @@ def metric_estimate(attack: Mapping[str, Any], metric: str) -> dict[str, Any] | 
         if not isinstance(node, Mapping) or key not in node:
             return None
         node = node[key]
+    where = f"{attack.get('attack', 'attack')}.{metric}"
     if isinstance(node, Mapping) and "value" in node:
         ci = node.get("ci")
-        return {"value": _num(node["value"]),
-                "ci": [_num(ci[0]), _num(ci[1])] if ci else None}
-    if isinstance(node, (int, float, str)):
-        return {"value": _num(node), "ci": None}
+        if ci and (not isinstance(ci, list) or len(ci) != 2):
+            raise DataError(f"report: {where}: the confidence interval must be a pair of "
+                            "numbers")
+        return {"value": _num(node["value"], where),
+                "ci": [_num(ci[0], where), _num(ci[1], where)] if ci else None}
+    if isinstance(node, (int, float, str)) and not isinstance(node, bool):
+        return {"value": _num(node, where), "ci": None}
     return None
 
 
-def _num(x: Any) -> float:
-    if isinstance(x, str):
-        return float(x)  # "inf" / "nan" as written by the report's JSON encoder
-    return float(x)
+def _num(x: Any, where: str = "metric") -> float:
+    """A number of a report; ``"inf"``/``"nan"`` are how its JSON encoder writes non-finite."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise DataError(f"report: {where} must be a number, got {type(x).__name__}")
+    try:
+        return float(x)
+    except ValueError:
+        raise DataError(f"report: {where} must be a number, got a string") from None

@@ -36,9 +36,10 @@ def load_graph(
         if edges is None or features is None:
             raise InvalidConfigError("--edges and --features must be given together")
         graph = load_graph_files(edges, features=features, labels=labels)
-        spec = {"name": "files", "edges": str(edges.resolve()),
-                "features": str(features.resolve()),
-                "labels": str(labels.resolve()) if labels else None}
+        # File names only, for the record: a bundle never follows paths out of itself, so
+        # the files are given again on the command line when the bundle is audited.
+        spec = {"name": "files", "edges": edges.name, "features": features.name,
+                "labels": labels.name if labels else None}
         return graph, spec
     name = dataset or "cora"
     return load_dataset(name, data_root=data_root), {"name": name}

@@ -26,7 +26,9 @@ def audit(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Folder for report.json and report.md.")] = Path("graphleaks-report"),
+        "--out", "-o", help="Folder for report.json, report.md and report.html (a new folder, "
+                            "or an earlier graphleaks report, which is replaced).")]
+    = Path("graphleaks-report"),
     attack: Annotated[list[str] | None, typer.Option(
         help="Attack to run (repeatable; graphleaks list attacks).")] = None,
     param: Annotated[list[str] | None, typer.Option(
@@ -69,6 +71,7 @@ def audit(
     With --embeddings and --attributes it audits a published embedding file for attribute
     inference instead (the same as ``graphleaks audit-embeddings``).
     """
+    from graphleaks._outputs import EMBEDDING_REPORT, REPORT, check_output_dir
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import DEFAULT_ATTACKS, run_audit, train_target
@@ -80,18 +83,18 @@ def audit(
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
 
+        check_output_dir(out, EMBEDDING_REPORT)  # before any work
         if embeddings is None or attributes is None:
             raise InvalidConfigError("--embeddings and --attributes must be given together")
         run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
                                 json_out)
         return
+    check_output_dir(out, REPORT)  # an unusable --out fails before any training or audit
     if config_file is not None:
-        from graphleaks.audit.html import write_html
         from graphleaks.audit.spec import load_spec, run_spec
 
         report = run_spec(load_spec(config_file), device=device)
-        json_path, md_path = write_report(report, out)
-        write_html(report.to_dict(), out / "report.html")
+        json_path, md_path = write_report(report, out, html=True)
         _print_summary(report, json_path, md_path, json_out)
         return
     params = parse_params(param)
@@ -113,10 +116,7 @@ def audit(
               "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}
     report = run_audit(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                        view=query_graph, config=config)
-    json_path, md_path = write_report(report, out)
-    from graphleaks.audit.html import write_html
-
-    write_html(report.to_dict(), out / "report.html")
+    json_path, md_path = write_report(report, out, html=True)  # all three files or none
     _print_summary(report, json_path, md_path, json_out)
 
 

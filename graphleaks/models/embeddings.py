@@ -346,12 +346,9 @@ class Node2Vec(_WalkEmbedder):
 
 
 def _read_npy(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except ValueError as exc:  # pickled object arrays and malformed headers
-        raise DataError(f"{path}: not a plain numeric .npy array ({exc}).") from exc
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the .npy file ({exc}).") from exc
+    from graphleaks.data.files import read_npy
+
+    arr = read_npy(path, "embedding")  # header checked against the file size first
     if not isinstance(arr, np.ndarray) or arr.ndim != 2:
         shape = getattr(arr, "shape", None)
         raise DataError(f"{path}: expected a 2-D [num_nodes, dimensions] array, got {shape}.")
@@ -373,7 +370,7 @@ def _parse_int(token: str) -> int | None:
 
 def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM must not hide the first row
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not a UTF-8 text embedding file ({exc.reason}).") from exc
     lines = [(no, line.split()) for no, line in enumerate(text.splitlines(), start=1)]
@@ -407,12 +404,13 @@ def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[
             )
         node = _parse_int(tokens[0])
         if node is None or node < 0:
-            raise DataError(f"{path}:{no}: node id {tokens[0]!r} is not a non-negative integer.")
+            # tokens are never quoted: the file may be any file on the machine
+            raise DataError(f"{path}:{no}: the node id is not a non-negative integer.")
         try:
             values = np.array(tokens[1:], dtype=np.float64)
         except ValueError:
-            bad = next(t for t in tokens[1:] if _parse_float(t) is None)
-            raise DataError(f"{path}:{no}: non-numeric value {bad!r}.") from None
+            bad = next(i for i, t in enumerate(tokens[1:], 2) if _parse_float(t) is None)
+            raise DataError(f"{path}:{no}: non-numeric value in field {bad}.") from None
         if not np.isfinite(values).all():
             raise DataError(f"{path}:{no}: non-finite value (NaN or inf).")
         ids[row] = node
