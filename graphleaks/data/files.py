@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,8 @@ def read_npy(path: Path, what: str) -> np.ndarray:
             else:
                 raise ValueError("unsupported .npy version")
             offset = fh.tell()
-    except (OSError, ValueError, TypeError, SyntaxError):
+    except (OSError, ValueError, TypeError, SyntaxError, tokenize.TokenError, MemoryError):
+        # numpy parses the header as a Python literal; any failure means a broken file
         raise DataError(f"{what} file {path} is not a valid .npy array file") from None
     if dtype.hasobject or dtype.kind not in "biuf":
         raise DataError(f"{what} file {path}: expected a numeric array, got dtype {dtype.kind!r}"
