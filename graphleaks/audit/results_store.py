@@ -131,6 +131,14 @@ def inspect_store(path: str | Path) -> str:
     return "ours"
 
 
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        raise DataError(f"results store {path}: cannot create its folder {path.parent} (a file "
+                        "is in the way or it is not writable); choose another --db") from None
+
+
 class ResultsStore:
     """A SQLite results database (created on first use).
 
@@ -157,7 +165,7 @@ class ResultsStore:
                                             isolation_level=None)
             else:
                 if not memory:
-                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                    _make_parent(Path(self.path))
                 self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._con.row_factory = sqlite3.Row
             if not readonly:

@@ -7,11 +7,12 @@ contents, links, folders, including hidden temporary names) before and after.
 
 from __future__ import annotations
 
-import hashlib
-import os
+import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -20,20 +21,20 @@ from typer.testing import CliRunner, Result
 from graphleaks.cli import app
 
 
-def snapshot(folder: Path) -> dict[str, str]:
-    """Relative path -> content hash (files), link target (links) or "dir", for a whole tree."""
-    out: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames + filenames:
-            p = Path(dirpath) / name
-            rel = str(p.relative_to(folder))
-            if p.is_symlink():
-                out[rel] = "link:" + os.readlink(p)
-            elif p.is_dir():
-                out[rel] = "dir"
-            else:
-                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return out
+def _load_corpus() -> ModuleType:
+    """Load ``corpus.py`` (test modules load in importlib mode and cannot import it)."""
+    name = "graphleaks_hostile_corpus"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("corpus.py"))
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while it loads
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+corpus = _load_corpus()
+snapshot = corpus.snapshot
 
 
 @dataclass
@@ -61,8 +62,22 @@ class Hostile:
 
     @staticmethod
     def snapshot(folder: Path) -> dict[str, str]:
-        """See :func:`snapshot`."""
+        """See ``corpus.snapshot``."""
         return snapshot(folder)
+
+    @staticmethod
+    def report(folder: Path, **changes: object) -> Path:
+        """Write ``corpus.MINIMAL_REPORT`` (with ``changes``) as ``folder/report.json``."""
+        import json
+
+        path = folder / "report.json"
+        path.write_text(json.dumps({**corpus.MINIMAL_REPORT, **changes}))
+        return path
+
+    @staticmethod
+    def foreign_db(path: Path, *, wal: bool = False) -> Path:
+        """See ``corpus.foreign_db``."""
+        return corpus.foreign_db(path, wal=wal)
 
     def run(self, *args: str | Path) -> Result:
         """Invoke ``graphleaks ARGS`` in-process."""

@@ -51,6 +51,18 @@ def case(kind: str, name: str) -> Callable[[Build], Build]:
 
 # ---------------------------------------------------------------- shared valid assets
 
+#: The smallest report ``load_report`` accepts (``check`` needs one to get that far).
+MINIMAL_REPORT = {
+    "kind": "graphleaks-audit-report", "schema_version": 1, "seed": 0,
+    "target": {"architecture": {"arch": "gcn"}, "defense": "none", "fingerprint": "x",
+               "num_nodes": 2, "num_edges": 2, "protocol": "inductive", "utility": {},
+               "split_sizes": {}},
+    "ledger": {}, "config": {}, "versions": {},
+    "attacks": [{"attack": "confidence_mia", "task": "membership",
+                 "metrics": {"binary": {"auc": {"value": 0.5, "ci": [0.4, 0.6]}}},
+                 "threat_model": {}, "notes": [], "compat_flags": [],
+                 "query_graph": "target"}]}
+
 
 def build_assets(root: Path) -> Path:
     """Valid inputs the cases corrupt: graph files, a bundle, a report, a store, specs."""
@@ -72,16 +84,7 @@ def build_assets(root: Path) -> Path:
     target = train_target(graph, spec=ArchitectureSpec(hidden=(8,), epochs=3), seed=0,
                           dataset=record)
     save_bundle(target, root / "bundle")
-    report = {"kind": "graphleaks-audit-report", "schema_version": 1, "seed": 0,
-              "target": {"architecture": {"arch": "gcn"}, "defense": "none",
-                         "fingerprint": "x", "num_nodes": 2, "num_edges": 2,
-                         "protocol": "inductive", "utility": {}, "split_sizes": {}},
-              "ledger": {}, "config": {}, "versions": {},
-              "attacks": [{"attack": "confidence_mia", "task": "membership",
-                           "metrics": {"binary": {"auc": {"value": 0.5, "ci": [0.4, 0.6]}}},
-                           "threat_model": {}, "notes": [], "compat_flags": [],
-                           "query_graph": "target"}]}
-    (root / "report.json").write_text(json.dumps(report))
+    (root / "report.json").write_text(json.dumps(MINIMAL_REPORT))
     ResultsStore(root / "store.sqlite").close()
     return root
 
@@ -351,15 +354,20 @@ for _name, _content in SWEEPS.items():
 # ---------------------------------------------------------------- databases
 
 
-def _foreign_db(s: Path, *, wal: bool = False) -> Path:
-    p = s / "app.sqlite"
-    con = sqlite3.connect(p)
+def foreign_db(path: Path, *, wal: bool = False) -> Path:
+    """Another program's SQLite database: one table, one row."""
+    con = sqlite3.connect(path)
     if wal:
         con.execute("PRAGMA journal_mode=WAL")
     con.execute("CREATE TABLE users (name TEXT)")
+    con.execute("INSERT INTO users VALUES ('ann')")
     con.commit()
     con.close()
-    return p
+    return path
+
+
+def _foreign_db(s: Path, *, wal: bool = False) -> Path:
+    return foreign_db(s / "app.sqlite", wal=wal)
 
 
 def _sweep_spec(s: Path) -> str:
@@ -385,6 +393,8 @@ case("database", "results-not-sqlite")(
     lambda s, a: ["results", str(_file(s, "r.sqlite", SECRET))])
 case("database", "results-empty-file")(lambda s, a: ["results", str(_file(s, "r.sqlite", ""))])
 case("database", "results-a-folder")(lambda s, a: ["results", str(s)])
+case("database", "sweep-db-under-a-file")(
+    lambda s, a: ["sweep", _sweep_spec(s), "--db", str(_file(s, "f", "x") / "s.sqlite")])
 case("database", "sweep-db-a-folder")(lambda s, a: ["sweep", _sweep_spec(s), "--db", str(s)])
 case("database", "store-version-99")(
     lambda s, a: ["results", str(_store_with(s, a, "store_version", "99"))])
@@ -452,7 +462,8 @@ for _name, _build in PARAMS.items():
 # ---------------------------------------------------------------- the runner
 
 
-def _snapshot(folder: Path) -> dict[str, str]:
+def snapshot(folder: Path) -> dict[str, str]:
+    """Relative path -> content hash (files), link target (links) or "dir", for a whole tree."""
     out: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(folder):
         for name in dirnames + filenames:
@@ -479,9 +490,9 @@ def run_case(c: Case, assets: Path, sandbox: Path) -> str | None:
     os.environ["HOME"], os.environ["GRAPHLEAKS_CACHE"] = str(home), str(sandbox / "cache")
     try:
         argv = c.build(sandbox, assets)
-        before = _snapshot(sandbox)
+        before = snapshot(sandbox)
         r = CliRunner().invoke(app, argv)
-        after = _snapshot(sandbox)
+        after = snapshot(sandbox)
     finally:
         os.chdir(old[0])
         for key, value in (("HOME", old[1]), ("GRAPHLEAKS_CACHE", old[2])):

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("graphleaks_hostile_corpus",
-                                               Path(__file__).with_name("corpus.py"))
-assert _spec is not None and _spec.loader is not None
-corpus = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = corpus  # dataclasses look their module up while it loads
-_spec.loader.exec_module(corpus)
+corpus = sys.modules["graphleaks_hostile_corpus"]  # loaded by this folder's conftest.py
 
 
 @pytest.fixture(scope="module")

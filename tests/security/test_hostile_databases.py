@@ -34,13 +34,7 @@ def _toml(value) -> str:
 @pytest.fixture
 def app_db(hostile):
     """Another program's SQLite database (rollback journal, one table)."""
-    path = hostile.root / "app.sqlite"
-    con = sqlite3.connect(path)
-    con.execute("CREATE TABLE users (name TEXT)")
-    con.execute("INSERT INTO users VALUES ('ann')")
-    con.commit()
-    con.close()
-    return path
+    return hostile.foreign_db(hostile.root / "app.sqlite")
 
 
 @pytest.fixture
@@ -65,12 +59,7 @@ def test_sweep_refuses_a_foreign_database_before_running(hostile, app_db, spec, 
 
 
 def test_foreign_wal_database_gets_no_side_files(hostile, spec):
-    path = hostile.root / "wal.sqlite"
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("CREATE TABLE t (x)")
-    con.commit()
-    con.close()
+    path = hostile.foreign_db(hostile.root / "wal.sqlite", wal=True)
     hostile.refused("results", path)
     hostile.refused("sweep", spec, "--db", path)
 

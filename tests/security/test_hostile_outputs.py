@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -108,31 +107,15 @@ def test_a_report_folder_is_replaced_as_a_whole(hostile, bundle, graph_dir):
     assert json.loads((hostile.root / "rep" / "report.json").read_text())["seed"] == 3
 
 
-def _report(tmp: Path) -> Path:
-    """A minimal report that passes load_report (check needs one to get that far)."""
-    report = {"kind": "graphleaks-audit-report", "schema_version": 1, "seed": 0,
-              "target": {"architecture": {"arch": "gcn"}, "defense": "none",
-                         "fingerprint": "x", "num_nodes": 2, "num_edges": 2,
-                         "protocol": "inductive", "utility": {}, "split_sizes": {}},
-              "ledger": {}, "config": {}, "versions": {},
-              "attacks": [{"attack": "confidence_mia", "task": "membership",
-                           "metrics": {"binary": {"auc": {"value": 0.5, "ci": [0.4, 0.6]}}},
-                           "threat_model": {}, "notes": [], "compat_flags": [],
-                           "query_graph": "target"}]}
-    path = tmp / "report.json"
-    path.write_text(json.dumps(report))
-    return path
-
-
 @pytest.mark.parametrize("flag", ["--junit", "--html"])
 def test_check_never_overwrites_a_foreign_file(hostile, flag):
-    report = _report(hostile.root)
+    report = hostile.report(hostile.root)
     (hostile.root / "ci.yml").write_text("jobs: {}")
     hostile.refused("check", report, "--max", "auc=0.9", flag, "ci.yml", match="ci.yml")
 
 
 def test_check_replaces_its_own_junit(hostile):
-    report = _report(hostile.root)
+    report = hostile.report(hostile.root)
     for _ in range(2):
         r = hostile.run("check", report, "--max", "auc=0.9", "--junit", "j.xml")
         assert r.exit_code == 0, r.stderr

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
 
 from graphleaks.audit.report import REPORT_SCHEMA_VERSION
 
-GOOD = {"kind": "graphleaks-audit-report", "schema_version": 1, "seed": 0,
-        "target": {"architecture": {"arch": "gcn"}, "defense": "none", "fingerprint": "x",
-                   "num_nodes": 2, "num_edges": 2, "protocol": "inductive", "utility": {},
-                   "split_sizes": {}},
-        "ledger": {}, "config": {}, "versions": {},
-        "attacks": [{"attack": "confidence_mia", "task": "membership",
-                     "metrics": {"binary": {"auc": {"value": 0.5, "ci": [0.4, 0.6]}}},
-                     "threat_model": {}, "notes": [], "compat_flags": [],
-                     "query_graph": "target"}]}
+
+def _good():
+    """A fresh copy of the minimal valid report."""
+    return json.loads(json.dumps(sys.modules["graphleaks_hostile_corpus"].MINIMAL_REPORT))
+
+
+GOOD = _good()
 
 
 def _write(hostile, report, name="report.json"):
@@ -63,7 +62,7 @@ def test_baseline_of_a_newer_schema(hostile):
     lambda r: r.pop("ledger"),
 ])
 def test_report_fields_are_type_checked(hostile, edit):
-    report = json.loads(json.dumps(GOOD))
+    report = _good()
     edit(report)
     hostile.refused("check", _write(hostile, report), "--max", "auc=0.9")
 
