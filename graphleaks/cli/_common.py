@@ -105,3 +105,16 @@ def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) ->
                 f"--param {owner}.…: {owner!r} is not in use here; parameters can be set for: "
                 f"{', '.join(sorted(set(allowed)))}"
             )
+
+
+def check_audit_options(n_bootstrap: int, query_graph: str) -> None:
+    """Options the audit reads only at its end, checked before any training starts."""
+    from graphleaks.audit.spec import MAX_BOOTSTRAP
+    from graphleaks.models.target import GRAPH_VIEWS
+
+    if not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
+        raise InvalidConfigError(f"--n-bootstrap must be an integer in [1, {MAX_BOOTSTRAP}], "
+                                 f"got {n_bootstrap}")
+    if query_graph not in GRAPH_VIEWS:
+        raise InvalidConfigError(f"--query-graph must be one of {', '.join(GRAPH_VIEWS)}, got "
+                                 f"{query_graph!r}")

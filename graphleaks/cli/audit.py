@@ -13,6 +13,7 @@ from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
+    check_audit_options,
     check_param_owners,
     defense_params,
     load_graph,
@@ -84,13 +85,14 @@ def audit(
         from graphleaks.errors import InvalidConfigError
 
         check_output_dir(out, EMBEDDING_REPORT)  # before any work
+        check_audit_options(n_bootstrap, query_graph)
         if embeddings is None or attributes is None:
             raise InvalidConfigError("--embeddings and --attributes must be given together")
         run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
                                 json_out)
         return
     check_output_dir(out, REPORT)  # an unusable --out fails before any training or audit
-    _check_audit_options(n_bootstrap, query_graph)
+    check_audit_options(n_bootstrap, query_graph)
     if config_file is not None:
         from graphleaks.audit.spec import load_spec, run_spec
 
@@ -119,18 +121,6 @@ def audit(
                        view=query_graph, config=config)
     json_path, md_path = write_report(report, out, html=True)  # all three files or none
     _print_summary(report, json_path, md_path, json_out)
-
-
-def _check_audit_options(n_bootstrap: int, query_graph: str) -> None:
-    """Options the audit reads only at its end, checked before any training starts."""
-    from graphleaks.errors import InvalidConfigError
-    from graphleaks.models.target import GRAPH_VIEWS
-
-    if n_bootstrap < 1:
-        raise InvalidConfigError(f"--n-bootstrap must be an integer >= 1, got {n_bootstrap}")
-    if query_graph not in GRAPH_VIEWS:
-        raise InvalidConfigError(f"--query-graph must be one of {', '.join(GRAPH_VIEWS)}, got "
-                                 f"{query_graph!r}")
 
 
 def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out: bool) -> None:

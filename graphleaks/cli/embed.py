@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from graphleaks._outputs import EMBEDDING_REPORT, EMBEDDINGS, check_output_dir, publish_dir
-from graphleaks.cli._common import DataRoot, Seed, Verbose, setup_logging
+from graphleaks.cli._common import DataRoot, Seed, Verbose, check_audit_options, setup_logging
 from graphleaks.errors import InvalidConfigError
 
 METHOD_DEFAULTS = {
@@ -149,5 +149,6 @@ def audit_embeddings_cmd(
     """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
     setup_logging(verbose)
     check_output_dir(out, EMBEDDING_REPORT)  # before any work
+    check_audit_options(n_bootstrap, "target")
     run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
                             aux_frac, seed, n_bootstrap, json_out)

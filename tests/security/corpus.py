@@ -177,6 +177,7 @@ LABEL_FILES = {
     "labels-secret": "\n".join(["0"] * 59 + [SECRET]),
     "labels-id-out-of-range": "0,1\n999,0\n",
     "labels-empty": "",
+    "labels-huge-class-id": "\n".join(["0", "1", "1000000000"] * 20),
     "labels-bom-single-class": "\ufeff" + "\n".join(["2"] * 60),
 }
 for _name, _content in LABEL_FILES.items():
@@ -430,6 +431,12 @@ PARAMS: dict[str, Callable[[Path, Path], list[str]]] = {
     "param-unknown-dataset": lambda s, a: ["train", "--out", str(s / "o"), "--dataset", "nope"],
     "param-epsilon-negative": lambda s, a: ["train", "--out", str(s / "o"), "--defense",
                                             "gap-edp", "--epsilon", "-1"],
+    "param-hidden-billion": lambda s, a: ["train", "--out", str(s / "o"), "--param",
+                                          "gcn.hidden=[1000000000]", *_graph_opts(a)],
+    "param-hidden-many-layers": lambda s, a: ["train", "--out", str(s / "o"), "--param",
+                                              f"gcn.hidden={[8] * 1000}", *_graph_opts(a)],
+    "param-n-bootstrap-huge": lambda s, a: ["audit", "--out", str(s / "o"), "--n-bootstrap",
+                                            str(10**21)],
     "param-results-format": lambda s, a: ["results", str(a / "store.sqlite"), "--format",
                                           "xml"],
     "param-check-bad-max": lambda s, a: ["check", str(a / "report.json"), "--max",

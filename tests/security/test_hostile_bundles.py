@@ -104,5 +104,12 @@ def test_hidden_layer_of_a_billion_units_is_refused_without_allocating(hostile, 
                                                                        graph_dir):
     hostile.edit_manifest(bundle, lambda m: m["architecture"].__setitem__("hidden",
                                                                           [10**9]))
+    hostile.refused(*_audit(hostile, bundle, *hostile.graph_opts(graph_dir)), match="hidden")
+
+
+def test_weights_are_checked_against_the_architecture_before_allocating(hostile, bundle,
+                                                                         graph_dir):
+    # in_dim is not bounded by the spec: the meta-device shape check refuses it unallocated
+    hostile.edit_manifest(bundle, lambda m: m.__setitem__("in_dim", 10**9))
     hostile.refused(*_audit(hostile, bundle, *hostile.graph_opts(graph_dir)),
                     match="does not fit")
