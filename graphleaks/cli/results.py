@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -41,8 +42,13 @@ def results(
                                                      ["auc", "tpr@1%fpr", "tpr@0.1%fpr"])]
     _check_outputs(out, plot)
     with ResultsStore(db, readonly=True) as store:  # a query never changes the database
-        rows = store.rows(status=status, defense=defense, attack=attack)
-        counts = store.counts()
+        try:
+            rows = store.rows(status=status, defense=defense, attack=attack)
+            counts = store.counts()
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            # a store with our marker but damaged tables or JSON columns
+            raise DataError(f"results store {db} is damaged ({type(exc).__name__}); rerun the "
+                            "sweep into a new --db") from None
     if fmt == "csv":
         text = to_csv(rows, metrics)
     elif fmt == "json":

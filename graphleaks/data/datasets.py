@@ -125,8 +125,12 @@ def _cached_pyg(root: Path, rel: str, cache: Path, dataset: str,
     if (dst / "processed").is_dir():
         return make(dst.parent)
     src = _require(root / rel, dataset)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix=".tmp-"))
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix=".tmp-"))
+    except OSError:
+        raise DataError(f"dataset {dataset!r}: cannot write the cache folder {dst.parent}; set "
+                        "GRAPHLEAKS_CACHE to a writable folder") from None
     try:
         work = tmp / dst.name
         shutil.copytree(src, work, ignore=shutil.ignore_patterns("processed"))

@@ -51,6 +51,9 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
     num_nodes = x.size(0)
     if num_nodes == 0:
         raise DataError(f"{source}: the graph has no nodes")
+    if x.size(1) == 0:
+        raise DataError(f"{source}: node features have 0 columns; give at least one feature "
+                        "per node (a constant column will do)")
     edge_index = getattr(data, "edge_index", None)
     if edge_index is None or edge_index.numel() == 0:
         raise DataError(f"{source}: the edge list is empty; a graph model needs edges")

@@ -79,9 +79,10 @@ class EmbedderConfig:
             node2vec's default: 1e-3).
     """
 
-    dimensions: int = field(default=128, metadata=_range(1, None))
+    # bounded: a hostile --dimensions 10**9 would try to allocate terabytes
+    dimensions: int = field(default=128, metadata=_range(1, 65_536, "both"))
     walk_length: int = field(default=80, metadata=_range(2, _MAX_WALK_LENGTH, "both"))
-    walks_per_node: int = field(default=10, metadata=_range(1, None))
+    walks_per_node: int = field(default=10, metadata=_range(1, 10_000, "both"))
     window: int = field(default=10, metadata=_range(1, None))
     epochs: int = field(default=1, metadata=_range(1, None))
     negative: int = field(default=5, metadata=_range(0, None))
@@ -395,13 +396,15 @@ def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[
         raise DataError(
             f"{path}: the header announces {expected_rows} rows but the file has {len(lines)}."
         )
-    ids = np.empty(len(lines), dtype=np.int64)
-    vectors = np.empty((len(lines), dims), dtype=np.float32)
-    for row, (no, tokens) in enumerate(lines):
+    # every row is checked before allocating: a forged "N d" header must not size the array
+    for no, tokens in lines:
         if len(tokens) != dims + 1:
             raise DataError(
                 f"{path}:{no}: expected a node id and {dims} values, got {len(tokens)} fields."
             )
+    ids = np.empty(len(lines), dtype=np.int64)
+    vectors = np.empty((len(lines), dims), dtype=np.float32)
+    for row, (no, tokens) in enumerate(lines):
         node = _parse_int(tokens[0])
         if node is None or node < 0:
             # tokens are never quoted: the file may be any file on the machine

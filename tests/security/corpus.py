@@ -147,6 +147,7 @@ NPY_FILES = {
     "features-npy-3d": _npy((60, 2, 2), "<f4", b"\0" * 960),
     "features-npy-truncated": _npy((60, 8), "<f4", b"\0" * 100),
     "features-npy-string-dtype": _npy((60, 8), "<U3", b"\0" * 5760),
+    "features-npy-zero-columns": _npy((60, 0), "<f4", b""),
     "features-npy-bad-header": b"\x93NUMPY\x01\x00\x20\x00{'descr': " + SECRET.encode(),
     "features-npy-not-npy": SECRET.encode(),
 }
@@ -337,6 +338,11 @@ SPECS = {
     "spec-unknown-key": "[target]\nwhatever = 1\n",
     "spec-hidden-string": "[target.architecture]\nhidden = \"big\"\n",
     "spec-binary": "\x00\x01\x02" + SECRET,
+    "spec-synthetic-billion-nodes": "[target]\ndataset = \"synthetic\"\n"
+                                    "[target.synthetic]\nnum_nodes = 1000000000\n",
+    "spec-synthetic-string-nodes": "[target]\ndataset = \"synthetic\"\n"
+                                   "[target.synthetic]\nnum_nodes = \"many\"\n",
+    "spec-n-bootstrap-huge": "[audit]\nn_bootstrap = 1000000000000\n",
 }
 for _name, _content in SPECS.items():
     case("spec", _name)(lambda s, a, c=_content: [
@@ -407,6 +413,15 @@ case("database", "sqlite-header-only")(
 # ---------------------------------------------------------------- parameters and outputs
 
 
+def _citeseer_root(s: Path) -> Path:
+    """A data root with (fake) CiteSeer files, and a cache path that is a file."""
+    raw = s / "data" / "Planetoid" / "CiteSeer" / "raw"
+    raw.mkdir(parents=True)
+    _file(raw, "ind.citeseer.x", "x")
+    _file(s, "cache", "a file where the cache folder should be")  # GRAPHLEAKS_CACHE
+    return s / "data"
+
+
 def _user_folder(s: Path) -> Path:
     d = s / "my-project"
     d.mkdir()
@@ -437,6 +452,13 @@ PARAMS: dict[str, Callable[[Path, Path], list[str]]] = {
                                               f"gcn.hidden={[8] * 1000}", *_graph_opts(a)],
     "param-n-bootstrap-huge": lambda s, a: ["audit", "--out", str(s / "o"), "--n-bootstrap",
                                             str(10**21)],
+    "param-embed-dimensions-huge": lambda s, a: ["embed", "--out", str(s / "o"), "--dataset",
+                                                 "synthetic", "--dimensions", str(10**9)],
+    "embeddings-text-forged-header": lambda s, a: [
+        "audit-embeddings", "--embeddings", str(_file(s, "e.txt", "1 1000000000000\n0 0.1\n")),
+        "--attributes", str(_file(s, "a.csv", "0,1\n")), "--out", str(s / "o")],
+    "cache-is-a-file": lambda s, a: ["train", "--out", str(s / "o"), "--dataset", "citeseer",
+                                     "--data-root", str(_citeseer_root(s))],
     "param-results-format": lambda s, a: ["results", str(a / "store.sqlite"), "--format",
                                           "xml"],
     "param-check-bad-max": lambda s, a: ["check", str(a / "report.json"), "--max",
