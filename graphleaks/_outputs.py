@@ -82,11 +82,26 @@ def _marker_ok(folder: Path, kind: OutputKind) -> bool:
     return data.get(kind.field) == kind.value
 
 
+def _is_own(path: Path, kind: OutputKind) -> bool:
+    """Whether ``path`` (inside an output folder of ``kind``) is a file graphleaks wrote.
+
+    Besides the kind's own files, the gate's JUnit XML and Markdown summary count: the CI
+    example writes them into the report folder, and a rerun must be able to replace it.
+    """
+    if path.is_symlink() or not path.is_file():
+        return False
+    if path.name in kind.files:
+        return True
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    return (head.startswith(b"<?xml") and b"graphleaks-privacy-gate" in head) or \
+        head.startswith(b"## graphleaks privacy gate")
+
+
 def _foreign_entry(folder: Path, kind: OutputKind) -> str | None:
-    """The first entry of ``folder`` that graphleaks did not write there, or None."""
+    """The first entry of ``folder`` that graphleaks did not write, or None."""
     for entry in sorted(os.listdir(folder)):
-        p = folder / entry
-        if entry not in kind.files or p.is_symlink() or not p.is_file():
+        if not _is_own(folder / entry, kind):
             return entry
     return None
 
@@ -193,10 +208,9 @@ def publish_dir(out: Path, kind: OutputKind, fill: Callable[[Path], object], *,
 
 def _remove_own(folder: Path, kind: OutputKind) -> None:
     """Delete graphleaks' own files from ``folder``, then the folder if it is empty."""
-    for name in kind.files:
-        p = folder / name
-        if p.is_file() and not p.is_symlink():
-            p.unlink()
+    for entry in os.listdir(folder):
+        if _is_own(folder / entry, kind):
+            (folder / entry).unlink()
     if not os.listdir(folder):
         folder.rmdir()
 

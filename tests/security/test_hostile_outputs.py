@@ -128,3 +128,32 @@ def test_results_export_never_overwrites_a_foreign_file(hostile):
     (hostile.root / "data.csv").write_text("name,salary\nann,1\n")
     hostile.refused("results", "s.sqlite", "--format", "csv", "--out", "data.csv",
                     match="data.csv")
+
+
+def test_ci_example_rerun_replaces_gate_files_in_the_report_folder(hostile, bundle, graph_dir):
+    # docs/ci-example.md writes junit.xml and summary.md into the report folder
+    audit = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+             *hostile.graph_opts(graph_dir))
+    assert hostile.run(*audit).exit_code == 0
+    r = hostile.run("check", "rep/report.json", "--max", "auc=0.99", "--junit", "rep/junit.xml",
+                    "--summary", "rep/summary.md")
+    assert r.exit_code in (0, 3), r.stderr
+    assert hostile.run(*audit).exit_code == 0  # graphleaks' own gate files do not block it
+    assert not (hostile.root / "rep" / "junit.xml").exists()
+    (hostile.root / "rep" / "summary.md").write_text("my own notes\n")
+    hostile.refused(*audit, match="summary.md")  # a user's file does
+
+
+def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path):
+    """The one subprocess test: ``main()`` (not CliRunner) keeps the one-line contract."""
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "graphleaks", "train", "--out", "o", "--seed",
+                        "abc"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "--seed" in lines[0]
+    assert os.listdir(tmp_path) == []
