@@ -53,10 +53,12 @@ def csbm(
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
             raise InvalidConfigError(f"csbm {name} must be an integer in [1, {hi}]; got "
                                      f"{str(value)[:40]}")
-    for name, x in (("avg_degree", avg_degree), ("homophily", homophily),
-                    ("feature_signal", feature_signal)):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise InvalidConfigError(f"csbm {name} must be a finite number; got {str(x)[:40]}")
+    for name, number in (("avg_degree", avg_degree), ("homophily", homophily),
+                         ("feature_signal", feature_signal)):
+        if (isinstance(number, bool) or not isinstance(number, (int, float))
+                or not math.isfinite(number)):
+            raise InvalidConfigError(f"csbm {name} must be a finite number; got "
+                                     f"{str(number)[:40]}")
     if not 0.0 < avg_degree <= 1000.0:
         raise InvalidConfigError(f"csbm avg_degree must be in (0, 1000]; got {avg_degree}")
     if num_nodes < 2 * num_classes:
