@@ -165,6 +165,9 @@ def load_report(path: str | Path) -> dict[str, Any]:
             graphleaks cannot read, or has a missing or mistyped field.
     """
     p = Path(path)
+    if p.exists() and not p.is_file() and not p.is_dir():
+        # a device or pipe (/dev/zero) would be read forever
+        raise DataError(f"report {p} is not a regular file; give a report.json")
     try:
         if p.stat().st_size > MAX_REPORT_BYTES:
             raise DataError(f"{p} is larger than {MAX_REPORT_BYTES >> 20} MB; not a graphleaks "

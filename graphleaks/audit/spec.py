@@ -396,6 +396,9 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parse a TOML file, turning I/O and syntax errors into :class:`InvalidConfigError`."""
     p = Path(path)
+    if p.exists() and not p.is_file():
+        # a folder, device or pipe (/dev/zero would be read forever)
+        raise InvalidConfigError(f"spec {p} is not a regular file; give a TOML file")
     try:
         with p.open("rb") as fh:
             return tomllib.load(fh)

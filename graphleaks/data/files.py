@@ -65,7 +65,7 @@ def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
     number, so a data row is never dropped as a header.
     """
     if not path.is_file():
-        raise DataError(f"{what} file {path} does not exist")
+        raise DataError(f"{what} file {path} does not exist or is not a regular file")
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             sample = fh.read(4096)
@@ -121,7 +121,7 @@ def read_npy(path: Path, what: str) -> np.ndarray:
         DataError: For a missing, malformed, forged, pickled or non-numeric file.
     """
     if not path.is_file():
-        raise DataError(f"{what} file {path} does not exist")
+        raise DataError(f"{what} file {path} does not exist or is not a regular file")
     try:
         size = path.stat().st_size
         with path.open("rb") as fh:

@@ -323,6 +323,13 @@ REPORT_EDITS: dict[str, Callable[[dict], object] | str | bytes] = {
 for _name, _edit in REPORT_EDITS.items():
     case("report", _name)(lambda s, a, e=_edit: _check(s, a, e))
 
+case("report", "report-dev-zero")(lambda s, a: ["check", "/dev/zero", "--max", "auc=0.9"])
+case("spec", "spec-dev-zero")(lambda s, a: ["audit", "--config", "/dev/zero", "--out",
+                                            str(s / "o")])
+case("graph", "edges-dev-zero")(lambda s, a: _train(s, a, edges=Path("/dev/zero")))
+case("graph", "features-dev-zero-npy")(lambda s, a: ["train", "--out", str(s / "o"), "--edges",
+                                                     str(a / "edges.csv"), "--features",
+                                                     "/dev/zero"])
 case("report", "report-is-a-folder")(lambda s, a: ["check", str(s), "--max", "auc=0.9"])
 case("report", "baseline-schema-2")(lambda s, a: [
     "check", str(a / "report.json"), "--baseline",
