@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphleaks._io import write_texts_atomically
 from graphleaks.attacks.attribute_inference import (
     CLASSIFIERS,
     encode_attribute,
@@ -201,7 +200,7 @@ def load_attribute_csv(path: str | os.PathLike[str]) -> tuple[npt.NDArray[np.int
     if not p.is_file():
         raise DataError(f"{p}: attribute file not found.")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM must not hide the first row
     except UnicodeDecodeError as exc:
         raise DataError(f"{p}: not a UTF-8 text file ({exc.reason}).") from exc
     ids: list[int] = []
@@ -215,10 +214,11 @@ def load_attribute_csv(path: str | os.PathLike[str]) -> tuple[npt.NDArray[np.int
         try:
             node, val = int(cells[0]), int(cells[1])
         except ValueError:
-            if no == 1 and not ids:
-                continue  # header line
-            raise DataError(f"{p}:{no}: non-numeric node id or attribute in "
-                            f"{','.join(cells)!r}; both must be integers.") from None
+            if no == 1 and not ids and not any(_is_int(c) for c in cells):
+                continue  # a header line: no cell is a number, so no data row is dropped
+            # the cells are not quoted: the file may be any file on the machine
+            raise DataError(f"{p}:{no}: non-numeric node id or attribute; both must be "
+                            "integers.") from None
         if node < 0:
             raise DataError(f"{p}:{no}: node id {node} is negative.")
         ids.append(node)
@@ -230,6 +230,14 @@ def load_attribute_csv(path: str | os.PathLike[str]) -> tuple[npt.NDArray[np.int
     if (cnt > 1).any():
         raise DataError(f"{p}: node id {int(uniq[cnt > 1][0])} appears more than once.")
     return id_arr, np.asarray(vals, dtype=np.int64)
+
+
+def _is_int(cell: str) -> bool:
+    try:
+        int(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def align_attributes(
@@ -335,16 +343,19 @@ def render_embedding_markdown(report: dict[str, Any]) -> str:
 def write_embedding_report(
     report: EmbeddingAuditReport, out_dir: str | os.PathLike[str]
 ) -> tuple[Path, Path]:
-    """Write ``report.json`` and ``report.md`` into ``out_dir`` atomically (temp + rename)."""
+    """Write ``report.json`` and ``report.md`` as one folder (temporary sibling + rename).
+
+    An existing ``out_dir`` is replaced only if it is a graphleaks embedding audit report.
+    """
+    from graphleaks._outputs import EMBEDDING_REPORT, publish_dir
+
     out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"cannot create output folder {out}: {exc.strerror}") from exc
     data = report.to_dict()
-    texts = {
-        out / "report.json": json.dumps(data, indent=2, sort_keys=True, allow_nan=False),
-        out / "report.md": render_embedding_markdown(data),
-    }
-    write_texts_atomically({dest: text + "\n" for dest, text in texts.items()})
+
+    def fill(tmp: Path) -> None:
+        (tmp / "report.json").write_text(
+            json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+        (tmp / "report.md").write_text(render_embedding_markdown(data) + "\n", encoding="utf-8")
+
+    publish_dir(out, EMBEDDING_REPORT, fill)
     return out / "report.json", out / "report.md"

@@ -151,7 +151,10 @@ def check_report(
     if not gate.thresholds and baseline is None:
         raise InvalidConfigError("check: nothing to gate; give thresholds (--max or "
                                  "[gate.thresholds]) or a baseline report (--baseline)")
-    version = int(report.get("schema_version", -1))
+    from graphleaks.audit.report import check_schema_version
+
+    # a report of a newer schema is never gated as if it were this one
+    version = check_schema_version(report.get("schema_version"), "report")
     attacks = _attacks(report, "report")
     checks: list[GateCheck] = []
     notes: list[str] = []
@@ -173,7 +176,7 @@ def check_report(
             checks.append(_check(name, th.metric, "threshold", th.limit,
                                  metric_estimate(attacks[name], th.metric), gate.bound))
     if baseline is not None:
-        bversion = baseline.get("schema_version")
+        bversion = check_schema_version(baseline.get("schema_version"), "baseline")
         if bversion != version:
             raise DataError(f"baseline.schema_version: the baseline was written with report "
                             f"schema_version {bversion!r}, the report with {version}; "

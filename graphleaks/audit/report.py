@@ -11,8 +11,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphleaks._io import write_texts_atomically
 from graphleaks.errors import DataError
+
+#: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
+#: the runner, ``check`` and the loaders all read this one constant.
+REPORT_SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -97,21 +100,93 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
-    """Read a report written by :func:`write_report` as a dictionary.
+#: Largest report read: a real one is well under a megabyte per attack.
+MAX_REPORT_BYTES = 256 << 20
+
+# Fields of a report and of its parts, with their JSON types. Only what readers rely on is
+# listed; other fields are kept as they are.
+_REPORT_FIELDS: dict[str, type] = {"seed": int, "target": dict, "ledger": dict,
+                                   "attacks": list, "config": dict, "versions": dict}
+_TARGET_FIELDS: dict[str, type] = {"architecture": dict, "defense": str, "fingerprint": str,
+                                   "num_nodes": int, "num_edges": int, "protocol": str,
+                                   "utility": dict, "split_sizes": dict}
+_ATTACK_FIELDS: dict[str, type] = {"attack": str, "task": str, "metrics": dict,
+                                   "threat_model": dict, "notes": list, "compat_flags": list,
+                                   "query_graph": str}
+
+
+def check_schema_version(value: Any, where: str) -> int:
+    """The report's ``schema_version``, refusing one this graphleaks cannot read.
 
     Raises:
-        DataError: If the file is missing or not a graphleaks report.
+        DataError: For a non-integer version, or one above :data:`REPORT_SCHEMA_VERSION`
+            (naming both versions).
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DataError(f"{where}: schema_version must be a positive integer, got "
+                        f"{type(value).__name__} {str(value)[:20]!r}; regenerate the report "
+                        "with `graphleaks audit`")
+    if value > REPORT_SCHEMA_VERSION:
+        raise DataError(f"{where}: report schema_version {value} is newer than this graphleaks "
+                        f"reads (version {REPORT_SCHEMA_VERSION}); upgrade graphleaks or "
+                        "regenerate the report")
+    return value
+
+
+def _check_types(record: dict[str, Any], fields: dict[str, type], where: str) -> None:
+    for key, typ in fields.items():
+        if key not in record:
+            raise DataError(f"{where} lacks the field {key!r}; regenerate it with graphleaks")
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, typ):
+            raise DataError(f"{where}.{key} must be a JSON {typ.__name__}, got "
+                            f"{type(value).__name__}")
+
+
+def check_report_fields(data: dict[str, Any], where: str) -> None:
+    """Type-check the fields of an audit report dictionary.
+
+    Raises:
+        DataError: Naming the first missing or mistyped field.
+    """
+    check_schema_version(data.get("schema_version"), where)
+    _check_types(data, _REPORT_FIELDS, where)
+    _check_types(data["target"], _TARGET_FIELDS, f"{where}: target")
+    if not isinstance(data["target"]["architecture"].get("arch"), str):
+        raise DataError(f"{where}: target.architecture.arch must be a string")
+    for i, attack in enumerate(data["attacks"]):
+        if not isinstance(attack, dict):
+            raise DataError(f"{where}: attacks[{i}] must be a JSON object")
+        _check_types(attack, _ATTACK_FIELDS, f"{where}: attacks[{i}]")
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """Read a report written by :func:`write_report` as a dictionary, type-checked.
+
+    Raises:
+        DataError: If the file is missing, not a graphleaks report, of a schema version this
+            graphleaks cannot read, or has a missing or mistyped field.
     """
     p = Path(path)
+    if p.exists() and not p.is_file() and not p.is_dir():
+        # a device or pipe (/dev/zero) would be read forever
+        raise DataError(f"report {p} is not a regular file; give a report.json")
     try:
-        data = json.loads(p.read_text())
+        if p.stat().st_size > MAX_REPORT_BYTES:
+            raise DataError(f"{p} is larger than {MAX_REPORT_BYTES >> 20} MB; not a graphleaks "
+                            "report")
+        data = json.loads(p.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise DataError(f"report {p} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"report {p} is not valid JSON: {exc}") from exc
+    except IsADirectoryError:
+        raise DataError(f"report {p} is a folder; give its report.json") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        # no detail: the file may not be ours, and its content must not be quoted
+        raise DataError(f"report {p} is not valid JSON; give a report.json written by "
+                        "`graphleaks audit`") from None
     if not isinstance(data, dict) or data.get("kind") != "graphleaks-audit-report":
         raise DataError(f"{p} is not a graphleaks audit report")
+    check_report_fields(data, str(p))
     return data
 
 
@@ -248,17 +323,35 @@ def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def write_report(report: AuditReport, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``report.json`` and ``report.md`` into ``out_dir`` without partial files.
+def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
+                 ) -> tuple[Path, Path]:
+    """Write ``report.json``, ``report.md`` (and ``report.html``) as one folder.
 
-    Both files are first written to temporary names in the same directory, then renamed.
+    The files are written into a temporary sibling folder that is then renamed into place,
+    so readers see all of them or none (a kill between two files leaves no report without
+    its page). An existing ``out_dir`` is replaced only if it is a graphleaks audit report.
+
+    Args:
+        report: The report.
+        out_dir: The report folder.
+        html: Also write the self-contained ``report.html``.
+
+    Returns:
+        The paths of ``report.json`` and ``report.md``.
     """
+    from graphleaks._outputs import REPORT, publish_dir
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     data = report.to_dict()
-    texts = {
-        out / "report.json": json.dumps(data, indent=2, sort_keys=True, allow_nan=False),
-        out / "report.md": render_markdown(data),
-    }
-    write_texts_atomically({dest: text + "\n" for dest, text in texts.items()})
+
+    def fill(tmp: Path) -> None:
+        (tmp / "report.json").write_text(
+            json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+        (tmp / "report.md").write_text(render_markdown(data) + "\n", encoding="utf-8")
+        if html:
+            from graphleaks.audit.html import render_html
+
+            (tmp / "report.html").write_text(render_html(data), encoding="utf-8")
+
+    publish_dir(out, REPORT, fill)
     return out / "report.json", out / "report.md"

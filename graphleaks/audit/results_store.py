@@ -32,6 +32,8 @@ from typing import Any
 from graphleaks.errors import DataError
 
 STORE_VERSION = 1
+#: The marker a graphleaks results store carries in its ``meta`` table.
+STORE_FORMAT = "graphleaks-results"
 STATUSES = ("pending", "done", "failed")
 
 _SCHEMA = """
@@ -63,30 +65,124 @@ RESULT_COLUMNS = ("config_hash", "defense", "epsilon", "attack", "seed", "status
                   "metrics_json", "utility_json", "ledger_json")
 
 
-class ResultsStore:
-    """A SQLite results database (created on first use)."""
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+
+def _foreign(path: Path, why: str) -> DataError:
+    return DataError(f"{path} is not a graphleaks results store ({why}); graphleaks never "
+                     "modifies other programs' databases: choose another --db")
+
+
+def _ro_uri(path: Path) -> str:
+    """A read-only URI that leaves no ``-wal``/``-shm`` files next to the database.
+
+    A read-only connection to a WAL-mode database creates those files when they are
+    missing; when they are (nobody is writing, the WAL is checkpointed), the file is
+    complete and is opened as immutable instead.
+    """
+    with path.open("rb") as fh:
+        header = fh.read(20)
+    wal_mode = len(header) == 20 and header[18] == 2
+    idle = not Path(f"{path}-wal").exists()
+    return f"{path.absolute().as_uri()}?" + ("immutable=1" if wal_mode and idle else "mode=ro")
+
+
+def inspect_store(path: str | Path) -> str:
+    """Whether ``path`` is ``"new"`` (absent, empty file or empty database) or ``"ours"``.
+
+    The file is only read, through a read-only connection, so a foreign database is left
+    exactly as it was (no tables added, no WAL switch).
+
+    Raises:
+        DataError: For a folder, a file that is not SQLite, a database without graphleaks'
+            marker or with other tables, or a store of another version.
+    """
+    p = Path(path)
+    if not p.exists():
+        return "new"
+    if not p.is_file():
+        raise DataError(f"results store {p} is not a regular file; choose another --db")
+    if p.stat().st_size == 0:
+        return "new"
+    with p.open("rb") as fh:
+        if fh.read(16) != _SQLITE_MAGIC:
+            raise _foreign(p, "not a SQLite database")
+    try:
+        con = sqlite3.connect(_ro_uri(p), uri=True)
         try:
-            self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            tables = {r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            if not tables:
+                return "new"
+            if tables != {"meta", "runs"}:
+                raise _foreign(p, "it holds other tables")
+            meta = dict(con.execute("SELECT key, value FROM meta WHERE key IN "
+                                    "('store_format', 'store_version')").fetchall())
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        raise _foreign(p, "unreadable or corrupt SQLite file") from None
+    # stores written before the marker existed carry only store_version (and only our tables)
+    if meta.get("store_format", STORE_FORMAT) != STORE_FORMAT or "store_version" not in meta:
+        raise _foreign(p, "no graphleaks marker")
+    if str(meta["store_version"]) != str(STORE_VERSION):
+        raise DataError(f"results store {p} has store_version {str(meta['store_version'])[:20]}"
+                        f"; this graphleaks reads version {STORE_VERSION}")
+    return "ours"
+
+
+def _make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        raise DataError(f"results store {path}: cannot create its folder {path.parent} (a file "
+                        "is in the way or it is not writable); choose another --db") from None
+
+
+class ResultsStore:
+    """A SQLite results database (created on first use).
+
+    Args:
+        path: The database file, or ``":memory:"``.
+        readonly: Open an existing store for queries only (``graphleaks results``): the
+            connection is read-only, so nothing in the file can change.
+
+    Raises:
+        DataError: If ``path`` exists and is not a graphleaks store (see
+            :func:`inspect_store`), or ``readonly`` and it holds no store.
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = str(path)
+        memory = self.path == ":memory:"
+        state = "new" if memory else inspect_store(self.path)
+        if readonly and state != "ours":
+            raise DataError(f"results store {self.path} does not exist or holds no runs; run "
+                            "`graphleaks sweep` first")
+        try:
+            if readonly:
+                self._con = sqlite3.connect(_ro_uri(Path(self.path)), uri=True, timeout=30.0,
+                                            isolation_level=None)
+            else:
+                if not memory:
+                    _make_parent(Path(self.path))
+                self._con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._con.row_factory = sqlite3.Row
-            if self.path != ":memory:":
-                self._con.execute("PRAGMA journal_mode=WAL")
-            self._con.execute("PRAGMA synchronous=FULL")
-            self._con.executescript(_SCHEMA)
-            row = self._con.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()
+            if not readonly:
+                self._init_schema(memory)
         except sqlite3.DatabaseError as exc:
-            raise DataError(f"results store {self.path} is not a graphleaks SQLite "
-                            f"database: {exc}") from None
-        if row is None:
-            self._con.execute("INSERT OR IGNORE INTO meta VALUES ('store_version', ?)",
-                              (str(STORE_VERSION),))
-        elif int(row[0]) != STORE_VERSION:
-            raise DataError(f"results store {self.path} has store_version {row[0]}; this "
-                            f"graphleaks reads version {STORE_VERSION}")
+            raise DataError(f"results store {self.path} cannot be opened: {exc}") from None
+
+    def _init_schema(self, memory: bool) -> None:
+        """Create the tables and the marker (only on a new or already-ours database)."""
+        if not memory:
+            self._con.execute("PRAGMA journal_mode=WAL")
+        self._con.execute("PRAGMA synchronous=FULL")
+        self._con.executescript(_SCHEMA)
+        self._con.execute("INSERT OR IGNORE INTO meta VALUES ('store_version', ?)",
+                          (str(STORE_VERSION),))
+        self._con.execute("INSERT OR IGNORE INTO meta VALUES ('store_format', ?)",
+                          (STORE_FORMAT,))
 
     def close(self) -> None:
         """Close the connection."""

@@ -12,11 +12,16 @@ from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks import registry as attack_registry
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.harness import run_attack
-from graphleaks.audit.report import AttackReport, AuditReport, TargetSummary
+from graphleaks.audit.report import (
+    REPORT_SCHEMA_VERSION,
+    AttackReport,
+    AuditReport,
+    TargetSummary,
+)
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.defenses import registry as defense_registry
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
@@ -24,7 +29,6 @@ from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 
-REPORT_SCHEMA_VERSION = 1
 DEFAULT_ATTACKS = ("confidence_mia",)
 
 
@@ -55,9 +59,36 @@ def train_target(
     """
     spec = spec or ArchitectureSpec(arch=arch)
     msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
+    check_trainable(graph, msplit)
     defense_obj = defense_registry.get(defense)(**(defense_params or {}))
     return defense_obj.fit(graph, msplit, model=spec, seed=derive_seed(seed, "target"),
                            dataset=dataset, device=device)
+
+
+def check_trainable(graph: Data, split: MembershipSplit) -> None:
+    """Refuse a graph and split whose audit could only be meaningless.
+
+    A target trained on one class outputs a constant, so every membership attack scores
+    AUC 0.5 [0.5, 0.5] and a CI gate would pass on a broken input.
+
+    Raises:
+        DataError: If the graph has no labels, the split no members or no non-members, or
+            the members' labels hold fewer than two classes.
+    """
+    y = getattr(graph, "y", None)
+    if y is None:
+        raise DataError("the graph has no labels; a node classification target needs a "
+                        "label file (--labels)")
+    if len(split.train) == 0:
+        raise DataError("the membership split has no members (training nodes); raise "
+                        "--train-frac or use a larger graph")
+    if len(split.test) == 0:
+        raise DataError("the membership split has no non-members (held-out nodes); lower "
+                        "--train-frac or use a larger graph")
+    classes = int(np.unique(y.cpu().numpy()[split.train]).size)
+    if classes < 2:
+        raise DataError(f"the training labels hold {classes} class; a target needs at least 2 "
+                        "(its audit would be meaningless); check the label file")
 
 
 def _resolve(attack: Attack | str) -> Attack:

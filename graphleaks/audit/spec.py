@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,6 +81,11 @@ METRICS: dict[str, tuple[str, ...]] = {
 UNBOUNDED_METRICS = frozenset({"epsilon_lb"})
 DEFAULT_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "max_advantage")
 BOUNDS = ("upper", "value", "lower")
+
+
+#: Most bootstrap replicates an audit accepts: more adds nothing to a 95% interval and a
+#: hostile value (10**21) would make the audit run forever.
+MAX_BOOTSTRAP = 100_000
 
 
 def _norm_metric(name: str) -> str:
@@ -375,8 +380,9 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
     compare_unit = _typed(a, "compare_unit", str, "audit", None)
     seed = _typed(a, "seed", int, "audit", 0)
     n_boot = _typed(a, "n_bootstrap", int, "audit", 1000)
-    if n_boot < 10:
-        raise InvalidConfigError(f"audit.n_bootstrap must be >= 10, got {n_boot}")
+    if not 10 <= n_boot <= MAX_BOOTSTRAP:
+        raise InvalidConfigError(f"audit.n_bootstrap must be in [10, {MAX_BOOTSTRAP}], got "
+                                 f"{n_boot}")
     query_graph = _typed(a, "query_graph", str, "audit", "target")
     views = ("target", "full", "partitioned", "zero_hop")
     if query_graph not in views:
@@ -398,6 +404,9 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Parse a TOML file, turning I/O and syntax errors into :class:`InvalidConfigError`."""
     p = Path(path)
+    if p.exists() and not p.is_file():
+        # a folder, device or pipe (/dev/zero would be read forever)
+        raise InvalidConfigError(f"spec {p} is not a regular file; give a TOML file")
     try:
         with p.open("rb") as fh:
             return tomllib.load(fh)
@@ -476,16 +485,24 @@ def metric_estimate(attack: Mapping[str, Any], metric: str) -> dict[str, Any] | 
         if not isinstance(node, Mapping) or key not in node:
             return None
         node = node[key]
+    where = f"{attack.get('attack', 'attack')}.{metric}"
     if isinstance(node, Mapping) and "value" in node:
         ci = node.get("ci")
-        return {"value": _num(node["value"]),
-                "ci": [_num(ci[0]), _num(ci[1])] if ci else None}
-    if isinstance(node, (int, float, str)):
-        return {"value": _num(node), "ci": None}
+        if ci and (not isinstance(ci, list) or len(ci) != 2):
+            raise DataError(f"report: {where}: the confidence interval must be a pair of "
+                            "numbers")
+        return {"value": _num(node["value"], where),
+                "ci": [_num(ci[0], where), _num(ci[1], where)] if ci else None}
+    if isinstance(node, (int, float, str)) and not isinstance(node, bool):
+        return {"value": _num(node, where), "ci": None}
     return None
 
 
-def _num(x: Any) -> float:
-    if isinstance(x, str):
-        return float(x)  # "inf" / "nan" as written by the report's JSON encoder
-    return float(x)
+def _num(x: Any, where: str = "metric") -> float:
+    """A number of a report; ``"inf"``/``"nan"`` are how its JSON encoder writes non-finite."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        raise DataError(f"report: {where} must be a number, got {type(x).__name__}")
+    try:
+        return float(x)
+    except ValueError:
+        raise DataError(f"report: {where} must be a number, got a string") from None

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
+from typer._click.core import Context  # typer vendors click (no separate package)
+from typer._click.exceptions import UsageError
+from typer.core import TyperGroup
 
 from graphleaks.cli import audit as _audit
 from graphleaks.cli import check as _check
@@ -24,7 +27,29 @@ from graphleaks.errors import GraphleaksError
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_THRESHOLD = 0, 1, 2, 3
 
+
+
+class _OneLineUsageGroup(TyperGroup):
+    """The app's group: a bad option value is one ``error:`` line and exit 2, like bad input.
+
+    Click would print the usage, a hint and a boxed message over several lines; CI logs
+    and the one-line contract of every other bad input want a single line.
+    """
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `graphleaks train` alone: help
+                raise
+            where = exc.ctx.command_path if exc.ctx is not None else "graphleaks"
+            msg = " ".join(exc.format_message().split())
+            typer.echo(f"error: {msg} (see `{where} --help`)", err=True)
+            raise typer.Exit(EXIT_USAGE) from None
+
+
 app = typer.Typer(
+    cls=_OneLineUsageGroup,
     name="graphleaks",
     help="Measure what graph ML models leak. Exit codes: 0 ok, 1 runtime error, "
          "2 usage error or bad input, 3 privacy threshold crossed.",

@@ -36,9 +36,10 @@ def load_graph(
         if edges is None or features is None:
             raise InvalidConfigError("--edges and --features must be given together")
         graph = load_graph_files(edges, features=features, labels=labels)
-        spec = {"name": "files", "edges": str(edges.resolve()),
-                "features": str(features.resolve()),
-                "labels": str(labels.resolve()) if labels else None}
+        # File names only, for the record: a bundle never follows paths out of itself, so
+        # the files are given again on the command line when the bundle is audited.
+        spec = {"name": "files", "edges": edges.name, "features": features.name,
+                "labels": labels.name if labels else None}
         return graph, spec
     name = dataset or "cora"
     return load_dataset(name, data_root=data_root), {"name": name}
@@ -104,3 +105,16 @@ def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) ->
                 f"--param {owner}.…: {owner!r} is not in use here; parameters can be set for: "
                 f"{', '.join(sorted(set(allowed)))}"
             )
+
+
+def check_audit_options(n_bootstrap: int, query_graph: str) -> None:
+    """Options the audit reads only at its end, checked before any training starts."""
+    from graphleaks.audit.spec import MAX_BOOTSTRAP
+    from graphleaks.models.target import GRAPH_VIEWS
+
+    if not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
+        raise InvalidConfigError(f"--n-bootstrap must be an integer in [1, {MAX_BOOTSTRAP}], "
+                                 f"got {n_bootstrap}")
+    if query_graph not in GRAPH_VIEWS:
+        raise InvalidConfigError(f"--query-graph must be one of {', '.join(GRAPH_VIEWS)}, got "
+                                 f"{query_graph!r}")

@@ -14,6 +14,7 @@ from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
+    check_audit_options,
     check_param_owners,
     defense_params,
     load_graph,
@@ -28,7 +29,9 @@ def audit(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Folder for report.json and report.md.")] = Path("graphleaks-report"),
+        "--out", "-o", help="Folder for report.json, report.md and report.html (a new folder, "
+                            "or an earlier graphleaks report, which is replaced).")]
+    = Path("graphleaks-report"),
     attack: Annotated[list[str] | None, typer.Option(
         help="Attack to run (repeatable; graphleaks list attacks).")] = None,
     param: Annotated[list[str] | None, typer.Option(
@@ -88,6 +91,7 @@ def audit(
     With --embeddings and --attributes it audits a published embedding file for attribute
     inference instead (the same as ``graphleaks audit-embeddings``).
     """
+    from graphleaks._outputs import EMBEDDING_REPORT, REPORT, check_output_dir
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import DEFAULT_ATTACKS, run_audit, train_target
@@ -99,18 +103,20 @@ def audit(
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
 
+        check_output_dir(out, EMBEDDING_REPORT)  # before any work
+        check_audit_options(n_bootstrap, query_graph)
         if embeddings is None or attributes is None:
             raise InvalidConfigError("--embeddings and --attributes must be given together")
         run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
                                 json_out)
         return
+    check_output_dir(out, REPORT)  # an unusable --out fails before any training or audit
+    check_audit_options(n_bootstrap, query_graph)
     if config_file is not None:
-        from graphleaks.audit.html import write_html
         from graphleaks.audit.spec import load_spec, run_spec
 
         report = run_spec(load_spec(config_file), device=device)
-        json_path, md_path = write_report(report, out)
-        write_html(report.to_dict(), out / "report.html")
+        json_path, md_path = write_report(report, out, html=True)
         _print_summary(report, json_path, md_path, json_out)
         return
     params = parse_params(param)
@@ -148,10 +154,7 @@ def audit(
         report = _with_canary_audits(report, graph, canary_cfgs, defense=defense,
                                      params=defense_params(defense, params, epsilon, delta),
                                      arch=arch, seed=seed)
-    json_path, md_path = write_report(report, out)
-    from graphleaks.audit.html import write_html
-
-    write_html(report.to_dict(), out / "report.html")
+    json_path, md_path = write_report(report, out, html=True)  # all three files or none
     _print_summary(report, json_path, md_path, json_out)
     if any(a["violation"] for a in report.canary_audits):
         raise typer.Exit(3)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,6 +50,7 @@ def check(
     from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
     from graphleaks.errors import InvalidConfigError
 
+    _check_outputs(junit, summary, html)  # before reading anything
     data = load_report(report)
     gate = GateSpec()
     baseline_path = None
@@ -79,9 +80,7 @@ def check(
         with summary.open("a", encoding="utf-8") as fh:
             fh.write(md + "\n")
     if html is not None:
-        from graphleaks.audit.html import write_html
-
-        write_html(data, html, gate=result)
+        _write_gate_html(data, html, result)
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -91,3 +90,37 @@ def check(
                                        f"FAILED ({len(result.failures)} crossed)"))
     if not result.passed:
         raise typer.Exit(EXIT_THRESHOLD)
+
+
+def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None) -> None:
+    """Refuse output files check may not write: only graphleaks' own earlier output is replaced.
+
+    The summary is appended to (CI step summaries are other programs' files by design), so
+    any regular file is accepted there.
+    """
+    from graphleaks._outputs import check_output_file, contains
+
+    if junit is not None:
+        check_output_file(junit, flag="--junit", is_ours=contains(b"graphleaks-privacy-gate"))
+    if summary is not None:
+        check_output_file(summary, flag="--summary", is_ours=None, append=True)
+    if html is not None and not html.is_dir():
+        check_output_file(html, flag="--html", is_ours=contains(b"graphleaks"))
+
+
+def _write_gate_html(data: dict[str, Any], html: Path, result: Any) -> None:
+    """Render the gate page; a report whose fields the page needs are malformed is exit 2."""
+    from graphleaks.audit.html import write_html
+    from graphleaks.errors import DataError
+
+    target = html / "report.html" if html.is_dir() else html
+    if html.is_dir():
+        from graphleaks._outputs import check_output_file, contains
+
+        check_output_file(target, flag="--html", is_ours=contains(b"graphleaks"))
+    try:
+        write_html(data, target, gate=result)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        # the report passed its type checks but a nested field the page reads is malformed
+        raise DataError(f"cannot render --html from the report: malformed field "
+                        f"({type(exc).__name__}); regenerate the report with graphleaks") from None

@@ -15,9 +15,9 @@ from typing import Annotated
 
 import typer
 
-from graphleaks._io import write_atomically
-from graphleaks.cli._common import DataRoot, Seed, Verbose, setup_logging
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks._outputs import EMBEDDING_REPORT, EMBEDDINGS, check_output_dir, publish_dir
+from graphleaks.cli._common import DataRoot, Seed, Verbose, check_audit_options, setup_logging
+from graphleaks.errors import InvalidConfigError
 
 METHOD_DEFAULTS = {
     # phanein/deepwalk and aditya-grover/node2vec CLI defaults (docs/attacks.md §4)
@@ -66,20 +66,20 @@ def embed(
              "walks_per_node": walks_per_node, "window": window, "negative": negative}
     settings = {k: (v if v is not None else METHOD_DEFAULTS[method][k]) for k, v in given.items()}
     config = EmbedderConfig(epochs=epochs, p=p, q=q, **settings)
+    check_output_dir(out, EMBEDDINGS)  # before any training
     graph = load_dataset(dataset, data_root=data_root)
     cls = DeepWalk if method == "deepwalk" else Node2Vec
     emb = cls(config).fit(graph.edge_index, int(graph.num_nodes), seed=seed)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataError(f"cannot create output folder {out}: {exc.strerror}") from exc
     npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
-    write_atomically(npy, emb.save_npy)
-    write_atomically(txt, emb.save_word2vec_text)
     record = {"dataset": dataset, "method": emb.method, "seed": emb.seed,
               "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
-    write_atomically(meta, lambda path: Path(path).write_text(
-        json.dumps(record, indent=2, sort_keys=True) + "\n"))
+
+    def fill(tmp: Path) -> None:
+        emb.save_npy(tmp / npy.name)
+        emb.save_word2vec_text(tmp / txt.name)
+        (tmp / meta.name).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+    publish_dir(out, EMBEDDINGS, fill)  # the three files appear together
     typer.echo(json.dumps({"npy": str(npy), "word2vec": str(txt), "metadata": str(meta),
                            "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
 
@@ -148,5 +148,7 @@ def audit_embeddings_cmd(
 ) -> None:
     """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
     setup_logging(verbose)
+    check_output_dir(out, EMBEDDING_REPORT)  # before any work
+    check_audit_options(n_bootstrap, "target")
     run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
                             aux_frac, seed, n_bootstrap, json_out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -39,9 +40,15 @@ def results(
                                  f"got {status!r}")
     metrics = [check_metric(m, "--metric") for m in (metric or
                                                      ["auc", "tpr@1%fpr", "tpr@0.1%fpr"])]
-    with ResultsStore(db) as store:
-        rows = store.rows(status=status, defense=defense, attack=attack)
-        counts = store.counts()
+    _check_outputs(out, plot)
+    with ResultsStore(db, readonly=True) as store:  # a query never changes the database
+        try:
+            rows = store.rows(status=status, defense=defense, attack=attack)
+            counts = store.counts()
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+            # a store with our marker but damaged tables or JSON columns
+            raise DataError(f"results store {db} is damaged ({type(exc).__name__}); rerun the "
+                            "sweep into a new --db") from None
     if fmt == "csv":
         text = to_csv(rows, metrics)
     elif fmt == "json":
@@ -74,7 +81,26 @@ def results(
             raise DataError(f"no finished runs in {db} to plot")
         fig = privacy_utility_figure(done, metric=metrics[0])
         plot.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(plot, dpi=120, bbox_inches="tight")
+        # the Software tag lets a later run recognise the file as its own output
+        fig.savefig(plot, dpi=120, bbox_inches="tight",
+                    metadata={"Software": "graphleaks privacy-utility plot"})
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+
+
+def _is_export(head: bytes) -> bool:
+    """Whether a file's head is a graphleaks results export (table, CSV or JSON)."""
+    text = head.lstrip()
+    return (text.startswith((b"config_hash,", b"runs: "))
+            or (text.startswith(b"[") and (b'"config_hash"' in text or text.strip() == b"[]")))
+
+
+def _check_outputs(out: Path | None, plot: Path | None) -> None:
+    """Refuse export paths that hold files graphleaks did not write, before any query."""
+    from graphleaks._outputs import check_output_file, contains
+
+    if out is not None:
+        check_output_file(out, flag="--out", is_ours=_is_export)
+    if plot is not None:
+        check_output_file(plot, flag="--plot", is_ours=contains(b"graphleaks privacy-utility"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +32,7 @@ def sweep(
 ) -> None:
     """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
     from graphleaks.audit.sweep import expand_grid, load_sweep_spec, run_sweep
+    from graphleaks.errors import DataError
 
     setup_logging(verbose)
     s = load_sweep_spec(spec)
@@ -39,8 +41,13 @@ def sweep(
                 for u in expand_grid(s) for r in u.runs]
         typer.echo(json.dumps(runs, indent=2))
         return
-    summary = run_sweep(s, db, workers=workers, backend=backend, retry_failed=retry_failed,
-                        address=address)
+    try:
+        summary = run_sweep(s, db, workers=workers, backend=backend,
+                            retry_failed=retry_failed, address=address)
+    except sqlite3.DatabaseError as exc:
+        # the store carries our marker but its tables are damaged
+        raise DataError(f"results store {db} is damaged ({exc}); rerun into a new --db"
+                        ) from None
     typer.echo(json.dumps(summary.to_dict(), indent=2))
     if summary.failed:
         typer.echo(f"{summary.failed} runs failed; see `graphleaks results {db} --status "

@@ -39,11 +39,14 @@ def train(
     epsilon: Annotated[float | None, typer.Option(
         help="Privacy budget ε of the defense (must be > 0).")] = None,
     delta: Annotated[float | None, typer.Option(help="δ of the defense, in (0, 1).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing bundle.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace an existing bundle (only a graphleaks bundle folder is ever replaced).")]
+    = False,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
     """Train a target on a dataset and save it as a model bundle."""
+    from graphleaks._outputs import BUNDLE, check_output_dir
     from graphleaks.audit.runner import train_target
     from graphleaks.data.splits import SplitConfig
     from graphleaks.errors import BundleError
@@ -53,6 +56,7 @@ def train(
     setup_logging(verbose)
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
+    check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
     params = parse_params(param)
     check_param_owners(params, [arch, defense])
     spec = ArchitectureSpec.from_dict({"arch": arch, "epochs": epochs, **params.pop(arch, {})})

@@ -109,22 +109,45 @@ def _require(path: Path, dataset: str) -> Path:
     return path
 
 
-def _cached_copy(root: Path, rel: str, cache: Path, dataset: str) -> Path:
-    """Copy ``root/rel`` (a folder) to the cache once, atomically, and return the copy."""
-    src = _require(root / rel, dataset)
+def _cached_pyg(root: Path, rel: str, cache: Path, dataset: str,
+                make: Callable[[Path], Data]) -> Data:
+    """Load a PyG dataset from its cached copy, building the copy first if needed.
+
+    PyG writes a ``processed/`` folder next to ``raw/``. Two processes sharing a cache (a
+    sweep with two workers) must never read each other's half-written files, so a missing
+    cache entry is built in a private temporary folder (raw files copied, PyG processing
+    run there) and only then renamed into place; a process that loses the race discards
+    its copy and uses the winner's.
+
+    Args:
+        root: The data root.
+        rel: The dataset folder relative to the data root (and the cache).
+        cache: The cache folder.
+        dataset: Name used in messages.
+        make: Loads the dataset from the folder that holds ``Path(rel).name``.
+    """
     dst = cache / "datasets" / rel
-    if dst.exists():
-        return dst
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix=".tmp-"))
-    shutil.copytree(src, tmp / "copy", ignore=shutil.ignore_patterns("processed"))
+    if (dst / "processed").is_dir():
+        return make(dst.parent)
+    src = _require(root / rel, dataset)
     try:
-        (tmp / "copy").rename(dst)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=dst.parent, prefix=".tmp-"))
     except OSError:
-        if not dst.exists():
-            raise
-    shutil.rmtree(tmp, ignore_errors=True)
-    return dst
+        raise DataError(f"dataset {dataset!r}: cannot write the cache folder {dst.parent}; set "
+                        "GRAPHLEAKS_CACHE to a writable folder") from None
+    try:
+        work = tmp / dst.name
+        shutil.copytree(src, work, ignore=shutil.ignore_patterns("processed"))
+        data = make(tmp)
+        try:
+            os.replace(work, dst)  # atomic; fails if another process published first
+        except OSError:
+            if not (dst / "processed").is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # our own temporary folder only
+    return data
 
 
 def _undirected(edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
@@ -151,10 +174,11 @@ def _load_cora(root: Path | None, cache: Path) -> Data:
 def _planetoid(root: Path, cache: Path, name: str) -> Data:
     from torch_geometric.datasets import Planetoid
 
-    copy = _cached_copy(root, f"Planetoid/{name}", cache, name.lower())
-    ds = Planetoid(root=str(copy.parent), name=name)
-    d = ds[0]
-    return Data(x=d.x, edge_index=d.edge_index, y=d.y)
+    def make(parent: Path) -> Data:
+        d = Planetoid(root=str(parent), name=name)[0]
+        return Data(x=d.x, edge_index=d.edge_index, y=d.y)
+
+    return _cached_pyg(root, f"Planetoid/{name}", cache, name.lower(), make)
 
 
 @_register("citeseer", "CiteSeer citation graph (3,327 nodes, 6 classes)")
@@ -166,9 +190,11 @@ def _load_citeseer(root: Path | None, cache: Path) -> Data:
 def _amazon(root: Path, cache: Path, name: str) -> Data:
     from torch_geometric.datasets import Amazon
 
-    copy = _cached_copy(root, f"Amazon/{name}", cache, f"amazon-{name.lower()}")
-    d = Amazon(root=str(copy.parent), name=name)[0]
-    return Data(x=d.x, edge_index=d.edge_index, y=d.y)
+    def make(parent: Path) -> Data:
+        d = Amazon(root=str(parent), name=name)[0]
+        return Data(x=d.x, edge_index=d.edge_index, y=d.y)
+
+    return _cached_pyg(root, f"Amazon/{name}", cache, f"amazon-{name.lower()}", make)
 
 
 @_register("amazon-computers", "Amazon Computers co-purchase graph (13,752 nodes, 10 classes)")
@@ -185,16 +211,16 @@ def _load_amazon_photo(root: Path | None, cache: Path) -> Data:
 
 def _read_int_csv(path: Path, dataset: str) -> np.ndarray:
     try:
-        with path.open(newline="") as fh:
-            rows = list(csv.reader(fh))
-    except OSError as exc:
-        raise DataError(f"dataset {dataset!r}: cannot read {path}: {exc}") from exc
-    if rows and not rows[0][0].strip().lstrip("-").isdigit():
-        rows = rows[1:]
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            rows = [r for r in csv.reader(fh) if r]
+    except (OSError, UnicodeDecodeError, csv.Error):
+        raise DataError(f"dataset {dataset!r}: cannot read {path}") from None
+    if rows and not any(c.strip().lstrip("-").isdigit() for c in rows[0]):
+        rows = rows[1:]  # a header: no cell is a number
     try:
-        return np.asarray([[int(v) for v in r] for r in rows if r], dtype=np.int64)
-    except ValueError as exc:
-        raise DataError(f"dataset {dataset!r}: non-integer value in {path}: {exc}") from exc
+        return np.asarray([[int(v) for v in r] for r in rows], dtype=np.int64)
+    except ValueError:
+        raise DataError(f"dataset {dataset!r}: non-integer value in {path}") from None
 
 
 @_register("lastfm-asia", "LastFM Asia social graph (7,624 nodes, 18 countries); no features")
@@ -250,9 +276,15 @@ def _load_facebook_pagepage(root: Path | None, cache: Path) -> Data:
         x = TruncatedSVD(128, algorithm="arpack", random_state=0).fit_transform(mat)
         x = x.astype(np.float32)
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(".tmp.npz")
-        np.savez_compressed(tmp, x=x)
-        tmp.rename(cached)
+        # a unique temporary name per process, renamed atomically: concurrent loads never
+        # read (or clobber) a half-written cache entry
+        fd, tmp = tempfile.mkstemp(dir=cached.parent, prefix=".svd128.", suffix=".npz")
+        os.close(fd)
+        try:
+            np.savez_compressed(tmp, x=x)
+            os.replace(tmp, cached)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
     edge_index = _undirected(torch.from_numpy(edges.T.copy()), num_nodes)
     return Data(x=torch.from_numpy(x), edge_index=edge_index, y=torch.from_numpy(y))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -56,35 +57,31 @@ def from_networkx(
     return from_pyg(Data(x=torch.from_numpy(x), edge_index=ei, y=y))
 
 
-def _read_table(path: Path, what: str) -> list[list[str]]:
+def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
+    """The header (lower-cased, or []) and the data rows of a CSV/TSV/space-separated file.
+
+    A UTF-8 byte-order mark is stripped before anything else, so it can never turn the
+    first cell into a non-number. The first row is a header only if none of its cells is a
+    number, so a data row is never dropped as a header.
+    """
     if not path.is_file():
-        raise DataError(f"{what} file {path} does not exist")
+        raise DataError(f"{what} file {path} does not exist or is not a regular file")
     try:
-        with path.open(newline="") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             sample = fh.read(4096)
-            fh.seek(0)
+            fh.seek(0)  # the utf-8-sig decoder is reset and strips the BOM again
             delim = "\t" if "\t" in sample and "," not in sample else ","
             if delim == "," and "," not in sample:
                 delim = " "
             reader = csv.reader(fh, delimiter=delim)
             rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read {what} file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError, csv.Error):
+        # never quote the file: it may be any file on the machine
+        raise DataError(f"cannot read {what} file {path}: not a UTF-8 text table") from None
     rows = [r for r in rows if r and not r[0].startswith("#")]
-    if rows and not _is_number(rows[0][0]):
-        rows = rows[1:]
-    return rows
-
-
-def _header(path: Path) -> list[str]:
-    """The lower-cased column names of a table's header row, or [] without one."""
-    with path.open(newline="") as fh:
-        for line in fh:
-            if line.strip() and not line.lstrip().startswith("#"):
-                cells = [c.strip().lower() for c in line.replace("\t", ",").replace(" ", ",")
-                         .split(",") if c.strip()]
-                return [] if cells and _is_number(cells[0]) else cells
-    return []
+    if rows and not any(_is_number(c) for c in rows[0]):
+        return [c.lower() for c in rows[0]], rows[1:]
+    return [], rows
 
 
 def _is_number(s: str) -> bool:
@@ -97,17 +94,91 @@ def _is_number(s: str) -> bool:
 
 def _numeric(rows: list[list[str]], path: Path, what: str, dtype: type) -> np.ndarray:
     for i, r in enumerate(rows):
-        for v in r:
+        for j, v in enumerate(r):
             if not _is_number(v):
-                raise DataError(f"{what} file {path}: non-numeric value {v!r} on data row {i + 1}")
+                raise DataError(f"{what} file {path}: non-numeric value in column {j + 1} of "
+                                f"data row {i + 1}")
     if len({len(r) for r in rows}) > 1:
         raise DataError(f"{what} file {path}: rows have different numbers of columns")
     arr = np.asarray(rows, dtype=np.float64)
     if dtype is np.int64:
-        if not np.all(arr == np.round(arr)):
+        if not np.all(arr == np.round(arr)) or not np.isfinite(arr).all():
             raise DataError(f"{what} file {path}: expected integer values")
+        if arr.size and np.abs(arr).max() >= 2**62:
+            raise DataError(f"{what} file {path}: integer value out of range")
         return arr.astype(np.int64)
     return arr.astype(np.float32)
+
+
+def read_npy(path: Path, what: str) -> np.ndarray:
+    """Load a plain numeric ``.npy`` array, checking its header against the file size first.
+
+    A forged header may claim billions of rows; the array is only read once the header's
+    shape and dtype account for exactly the bytes in the file. Pickled (object) arrays are
+    refused, and no error quotes the file.
+
+    Raises:
+        DataError: For a missing, malformed, forged, pickled or non-numeric file.
+    """
+    if not path.is_file():
+        raise DataError(f"{what} file {path} does not exist or is not a regular file")
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+            elif version == (2, 0):
+                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+            else:
+                raise ValueError("unsupported .npy version")
+            offset = fh.tell()
+    except (OSError, ValueError, TypeError, SyntaxError, tokenize.TokenError, MemoryError):
+        # numpy parses the header as a Python literal; any failure means a broken file
+        raise DataError(f"{what} file {path} is not a valid .npy array file") from None
+    if dtype.hasobject or dtype.kind not in "biuf":
+        raise DataError(f"{what} file {path}: expected a numeric array, got dtype {dtype.kind!r}"
+                        " (pickled object arrays are never loaded)")
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if count * dtype.itemsize != size - offset:
+        raise DataError(f"{what} file {path}: its header claims shape {tuple(shape)} but the "
+                        "file holds a different number of bytes (truncated or forged)")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        raise DataError(f"{what} file {path} is not a valid .npy array file") from None
+
+
+def _load_features(features: Path) -> np.ndarray:
+    if features.suffix == ".npy":
+        x = read_npy(features, "feature").astype(np.float32)
+    else:
+        x = _numeric(_read_table(features, "feature")[1], features, "feature", float)
+    if x.ndim != 2:
+        raise DataError(f"feature file {features}: expected a 2-D matrix, got shape {x.shape}")
+    return x
+
+
+def _load_labels(lp: Path, features: Path, num_rows: int) -> torch.Tensor:
+    lab = _numeric(_read_table(lp, "label")[1], lp, "label", np.int64)
+    if lab.size == 0:
+        raise DataError(f"label file {lp} holds no labels")
+    if lab.shape[1] >= 2:
+        y_arr = np.full(num_rows, -1, dtype=np.int64)
+        if lab[:, 0].min() < 0 or lab[:, 0].max() >= num_rows:
+            raise DataError(f"label file {lp}: node id outside 0..{num_rows - 1} (feature file "
+                            f"{features} has {num_rows} rows)")
+        y_arr[lab[:, 0]] = lab[:, 1]
+        if (y_arr < 0).any():
+            raise DataError(f"label file {lp}: {int((y_arr < 0).sum())} nodes have no label")
+    else:
+        y_arr = lab[:, 0]
+    if len(y_arr) != num_rows:
+        raise DataError(f"feature file {features} has {num_rows} rows but label file {lp} has "
+                        f"{len(y_arr)} labels; give one feature row and one label per node")
+    return torch.from_numpy(y_arr)
 
 
 def load_graph_files(
@@ -131,42 +202,20 @@ def load_graph_files(
             range or a label count that does not match the features.
     """
     edges, features = Path(edges), Path(features)
-    rows = _read_table(edges, "edge list")
+    header, rows = _read_table(edges, "edge list")
     if not rows:
         raise DataError(f"edge list {edges} is empty; a graph model needs edges")
     e = _numeric(rows, edges, "edge list", np.int64)
     if e.shape[1] < 2:
         raise DataError(f"edge list {edges}: expected two columns (source, target)")
-    if features.suffix == ".npy":
-        if not features.is_file():
-            raise DataError(f"feature file {features} does not exist")
-        try:
-            x = np.load(features, allow_pickle=False).astype(np.float32)
-        except (ValueError, OSError) as exc:
-            raise DataError(f"cannot read feature file {features}: {exc}") from exc
-    else:
-        x = _numeric(_read_table(features, "feature"), features, "feature", float)
-    if x.ndim != 2:
-        raise DataError(f"feature file {features}: expected a 2-D matrix, got shape {x.shape}")
-    y = None
-    if labels is not None:
-        lp = Path(labels)
-        lab = _numeric(_read_table(lp, "label"), lp, "label", np.int64)
-        if lab.shape[1] >= 2:
-            y_arr = np.full(x.shape[0], -1, dtype=np.int64)
-            if lab[:, 0].min() < 0 or lab[:, 0].max() >= x.shape[0]:
-                raise DataError(f"label file {lp}: node id outside 0..{x.shape[0] - 1}")
-            y_arr[lab[:, 0]] = lab[:, 1]
-            if (y_arr < 0).any():
-                raise DataError(f"label file {lp}: {int((y_arr < 0).sum())} nodes have no label")
-        else:
-            y_arr = lab[:, 0]
-        if len(y_arr) != x.shape[0]:
-            raise DataError(f"label file {lp} has {len(y_arr)} labels but the feature matrix "
-                            f"has {x.shape[0]} rows")
-        y = torch.from_numpy(y_arr)
+    x = _load_features(features)
+    if e[:, :2].min() < 0 or e[:, :2].max() >= x.shape[0]:
+        bad = int(e[:, :2].min() if e[:, :2].min() < 0 else e[:, :2].max())
+        raise DataError(f"edge list {edges} refers to node id {bad}, but feature file "
+                        f"{features} has {x.shape[0]} rows (ids 0..{x.shape[0] - 1}); give one "
+                        "feature row per node")
+    y = _load_labels(Path(labels), features, x.shape[0]) if labels is not None else None
     data = Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(e[:, :2].T.copy()), y=y)
-    header = _header(edges)
     if len(header) >= 3 and header[2] == "private":
         flag = e[:, 2]
         if not np.isin(flag, (0, 1)).all():

@@ -51,6 +51,9 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
     num_nodes = x.size(0)
     if num_nodes == 0:
         raise DataError(f"{source}: the graph has no nodes")
+    if x.size(1) == 0:
+        raise DataError(f"{source}: node features have 0 columns; give at least one feature "
+                        "per node (a constant column will do)")
     edge_index = getattr(data, "edge_index", None)
     if edge_index is None or edge_index.numel() == 0:
         raise DataError(f"{source}: the edge list is empty; a graph model needs edges")
@@ -77,6 +80,12 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
         y = y.long()
         if int(y.min()) < 0:
             raise DataError(f"{source}: labels must be non-negative class ids")
+        if int(y.max()) >= max(num_nodes, 2):
+            # the model gets one output per class id: a stray huge id would allocate a
+            # gigantic output layer
+            raise DataError(f"{source}: label {int(y.max())} is not a class index; labels "
+                            f"must be class ids 0..K-1 with K <= {max(num_nodes, 2)} (the node "
+                            "count); renumber the classes")
         out.y = y
     for key in data.keys():
         if key not in ("x", "edge_index", "y", "num_nodes"):

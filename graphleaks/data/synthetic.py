@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch_geometric.data import Data
@@ -44,6 +46,21 @@ def csbm(
         >>> g.num_nodes, g.x.shape[1], int(g.y.max()) + 1
         (40, 8, 3)
     """
+    for name, value, hi in (("num_nodes", num_nodes, 10_000_000),
+                            ("num_classes", num_classes, 10_000),
+                            ("num_features", num_features, 100_000)):
+        # checked before anything is allocated: specs may come from untrusted files
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+            raise InvalidConfigError(f"csbm {name} must be an integer in [1, {hi}]; got "
+                                     f"{str(value)[:40]}")
+    for name, number in (("avg_degree", avg_degree), ("homophily", homophily),
+                         ("feature_signal", feature_signal)):
+        if (isinstance(number, bool) or not isinstance(number, (int, float))
+                or not math.isfinite(number)):
+            raise InvalidConfigError(f"csbm {name} must be a finite number; got "
+                                     f"{str(number)[:40]}")
+    if not 0.0 < avg_degree <= 1000.0:
+        raise InvalidConfigError(f"csbm avg_degree must be in (0, 1000]; got {avg_degree}")
     if num_nodes < 2 * num_classes:
         raise InvalidConfigError(f"csbm needs num_nodes >= 2 * num_classes; got {num_nodes}")
     if not 0.0 <= homophily <= 1.0:

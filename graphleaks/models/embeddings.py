@@ -79,9 +79,10 @@ class EmbedderConfig:
             node2vec's default: 1e-3).
     """
 
-    dimensions: int = field(default=128, metadata=_range(1, None))
+    # bounded: a hostile --dimensions 10**9 would try to allocate terabytes
+    dimensions: int = field(default=128, metadata=_range(1, 65_536, "both"))
     walk_length: int = field(default=80, metadata=_range(2, _MAX_WALK_LENGTH, "both"))
-    walks_per_node: int = field(default=10, metadata=_range(1, None))
+    walks_per_node: int = field(default=10, metadata=_range(1, 10_000, "both"))
     window: int = field(default=10, metadata=_range(1, None))
     epochs: int = field(default=1, metadata=_range(1, None))
     negative: int = field(default=5, metadata=_range(0, None))
@@ -346,12 +347,9 @@ class Node2Vec(_WalkEmbedder):
 
 
 def _read_npy(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except ValueError as exc:  # pickled object arrays and malformed headers
-        raise DataError(f"{path}: not a plain numeric .npy array ({exc}).") from exc
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the .npy file ({exc}).") from exc
+    from graphleaks.data.files import read_npy
+
+    arr = read_npy(path, "embedding")  # header checked against the file size first
     if not isinstance(arr, np.ndarray) or arr.ndim != 2:
         shape = getattr(arr, "shape", None)
         raise DataError(f"{path}: expected a 2-D [num_nodes, dimensions] array, got {shape}.")
@@ -373,7 +371,7 @@ def _parse_int(token: str) -> int | None:
 
 def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM must not hide the first row
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not a UTF-8 text embedding file ({exc.reason}).") from exc
     lines = [(no, line.split()) for no, line in enumerate(text.splitlines(), start=1)]
@@ -398,21 +396,24 @@ def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[
         raise DataError(
             f"{path}: the header announces {expected_rows} rows but the file has {len(lines)}."
         )
-    ids = np.empty(len(lines), dtype=np.int64)
-    vectors = np.empty((len(lines), dims), dtype=np.float32)
-    for row, (no, tokens) in enumerate(lines):
+    # every row is checked before allocating: a forged "N d" header must not size the array
+    for no, tokens in lines:
         if len(tokens) != dims + 1:
             raise DataError(
                 f"{path}:{no}: expected a node id and {dims} values, got {len(tokens)} fields."
             )
+    ids = np.empty(len(lines), dtype=np.int64)
+    vectors = np.empty((len(lines), dims), dtype=np.float32)
+    for row, (no, tokens) in enumerate(lines):
         node = _parse_int(tokens[0])
         if node is None or node < 0:
-            raise DataError(f"{path}:{no}: node id {tokens[0]!r} is not a non-negative integer.")
+            # tokens are never quoted: the file may be any file on the machine
+            raise DataError(f"{path}:{no}: the node id is not a non-negative integer.")
         try:
             values = np.array(tokens[1:], dtype=np.float64)
         except ValueError:
-            bad = next(t for t in tokens[1:] if _parse_float(t) is None)
-            raise DataError(f"{path}:{no}: non-numeric value {bad!r}.") from None
+            bad = next(i for i, t in enumerate(tokens[1:], 2) if _parse_float(t) is None)
+            raise DataError(f"{path}:{no}: non-numeric value in field {bad}.") from None
         if not np.isfinite(values).all():
             raise DataError(f"{path}:{no}: non-finite value (NaN or inf).")
         ids[row] = node

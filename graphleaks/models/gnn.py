@@ -19,6 +19,12 @@ from graphleaks.errors import InvalidConfigError
 ARCHITECTURES = ("gcn", "sage", "gat", "tagcn", "mlp")
 
 
+#: Widest hidden layer accepted: wider ones only exhaust memory (a hostile 10**9 would try
+#: to allocate terabytes before failing).
+MAX_HIDDEN = 65_536
+MAX_LAYERS = 64
+
+
 @dataclass(frozen=True)
 class ArchitectureSpec:
     """A target architecture and its training hyperparameters.
@@ -48,10 +54,11 @@ class ArchitectureSpec:
 
     def check(self) -> None:
         """Cross-field rule: hidden widths are positive integers."""
-        if any((not isinstance(h, int)) or h < 1 for h in self.hidden):
+        if len(self.hidden) > MAX_LAYERS or any(
+                (not isinstance(h, int)) or not 1 <= h <= MAX_HIDDEN for h in self.hidden):
             raise InvalidConfigError(
-                f"The hidden parameter of ArchitectureSpec must be positive integers. "
-                f"Got {self.hidden!r} instead."
+                f"The hidden parameter of ArchitectureSpec must be at most {MAX_LAYERS} integers "
+                f"in [1, {MAX_HIDDEN}]. Got {str(self.hidden)[:80]} instead."
             )
 
     def to_dict(self) -> dict[str, Any]:

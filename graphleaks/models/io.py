@@ -10,14 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch_geometric.data import Data
 
+from graphleaks._outputs import BUNDLE, publish_dir
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import BundleError, DataError, GraphleaksError
@@ -34,6 +35,13 @@ EXTRAS = "extras.safetensors"
 SPLIT = "split.json"
 
 
+#: Every file a bundle may hold, by its manifest key. A manifest naming anything else is refused.
+BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS}
+#: Largest manifest read; a real one is a few kB, a hostile one may be anything.
+MAX_MANIFEST_BYTES = 16 << 20
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -46,7 +54,8 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
     """Write ``target`` as a bundle directory, atomically.
 
     The directory is assembled under a temporary name and renamed into place, so a crash
-    never leaves a half-written bundle.
+    never leaves a half-written bundle. An existing folder is replaced only when it is a
+    graphleaks bundle holding nothing but bundle files (see :mod:`graphleaks._outputs`).
 
     Args:
         target: The trained target.
@@ -56,99 +65,288 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
     Returns:
         The bundle path.
     """
-    from safetensors.torch import save_file
-
     dest = Path(path)
     if dest.exists() and not overwrite:
         raise BundleError(f"{dest} already exists; choose another path or pass --overwrite")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
+    return publish_dir(dest, BUNDLE, lambda tmp: _write_bundle(target, tmp), overwrite=True)
+
+
+def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
+    from safetensors.torch import save_file
+
+    state = {k: v.detach().contiguous().cpu() for k, v in target.model.state_dict().items()}
+    save_file(state, str(tmp / WEIGHTS))
+    extras: dict[str, torch.Tensor] = {}
+    if target.released_edges is not None:
+        extras["released_edges"] = target.released_edges.contiguous()
+    if target.features is not None:
+        extras["features"] = target.features.contiguous()
+    if target.public_edges is not None:
+        extras["public_edges"] = target.public_edges.contiguous()
+    files = {"weights": WEIGHTS, "split": SPLIT}
+    if extras:
+        save_file(extras, str(tmp / EXTRAS))
+        files["extras"] = EXTRAS
+    target.split.save(tmp / SPLIT)
+    manifest: dict[str, Any] = {
+        "format": BUNDLE_FORMAT,
+        "schema_version": BUNDLE_SCHEMA_VERSION,
+        "defense": target.defense,
+        "defense_config": target.defense_config,
+        "architecture": target.spec.to_dict(),
+        "in_dim": target.num_features,
+        "out_dim": target.num_classes,
+        "dataset": target.dataset,
+        "fingerprint": fingerprint(target.graph),
+        "seed": target.seed,
+        "ledger": target.ledger.to_dict(),
+        "utility": target.utility,
+        "training": target.training,
+        "versions": library_versions(),
+        "files": files,
+        "sha256": {name: _sha256(tmp / name) for name in files.values()},
+    }
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def _read_regular(path: Path, what: str, *, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, refusing symbolic links (never followed out of a bundle)."""
     try:
-        state = {k: v.detach().contiguous().cpu() for k, v in target.model.state_dict().items()}
-        save_file(state, str(tmp / WEIGHTS))
-        extras: dict[str, torch.Tensor] = {}
-        if target.released_edges is not None:
-            extras["released_edges"] = target.released_edges.contiguous()
-        if target.features is not None:
-            extras["features"] = target.features.contiguous()
-        if target.public_edges is not None:
-            extras["public_edges"] = target.public_edges.contiguous()
-        files = {"weights": WEIGHTS, "split": SPLIT}
-        if extras:
-            save_file(extras, str(tmp / EXTRAS))
-            files["extras"] = EXTRAS
-        target.split.save(tmp / SPLIT)
-        manifest: dict[str, Any] = {
-            "format": BUNDLE_FORMAT,
-            "schema_version": BUNDLE_SCHEMA_VERSION,
-            "defense": target.defense,
-            "defense_config": target.defense_config,
-            "architecture": target.spec.to_dict(),
-            "in_dim": target.num_features,
-            "out_dim": target.num_classes,
-            "dataset": target.dataset,
-            "fingerprint": fingerprint(target.graph),
-            "seed": target.seed,
-            "ledger": target.ledger.to_dict(),
-            "utility": target.utility,
-            "training": target.training,
-            "versions": library_versions(),
-            "files": files,
-            "sha256": {name: _sha256(tmp / name) for name in files.values()},
-        }
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
-        if dest.exists():
-            shutil.rmtree(dest)
-        os.replace(tmp, dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise BundleError(f"{what}: {path} is missing; re-create the bundle with "
+                          "`graphleaks train`") from None
+    except OSError:
+        raise BundleError(f"{what}: {path} is a symbolic link or unreadable; bundle files "
+                          "must be regular files inside the bundle") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise BundleError(f"{what}: {path} is not a regular file")
+        data = fh.read(limit + 1 if limit is not None else -1)
+    if limit is not None and len(data) > limit:
+        raise BundleError(f"{what}: {path} is larger than {limit} bytes; not a graphleaks "
+                          "manifest")
+    return data
+
+
+# Manifest fields, their JSON types, and whether a bundle must have them.
+_MANIFEST_FIELDS: dict[str, tuple[type, bool]] = {
+    "architecture": (dict, True), "in_dim": (int, True), "out_dim": (int, True),
+    "defense": (str, True), "fingerprint": (str, True), "files": (dict, True),
+    "sha256": (dict, True), "ledger": (dict, True), "seed": (int, False),
+    "dataset": (dict, False), "defense_config": (dict, False), "utility": (dict, False),
+    "training": (dict, False),
+}
+
+
+def _check_schema_version(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BundleError(f"{where}: schema_version must be an integer, got "
+                          f"{type(value).__name__}; re-create the bundle with `graphleaks train`")
+    if value != BUNDLE_SCHEMA_VERSION:
+        newer = "newer than" if value > BUNDLE_SCHEMA_VERSION else "older than"
+        raise BundleError(f"{where}: bundle schema version {value} is {newer} this graphleaks "
+                          f"reads (version {BUNDLE_SCHEMA_VERSION}); use a matching graphleaks "
+                          "or re-create the bundle")
+
+
+def _check_fields(manifest: dict[str, Any], where: str) -> None:
+    for key, (typ, required) in _MANIFEST_FIELDS.items():
+        if key not in manifest or (not required and manifest[key] is None):
+            if required:
+                raise BundleError(f"{where} lacks the field {key!r}")
+            continue
+        value = manifest[key]
+        if isinstance(value, bool) or not isinstance(value, typ):
+            raise BundleError(f"{where}: field {key!r} must be a JSON {typ.__name__}, got "
+                              f"{type(value).__name__}")
+    for key in ("in_dim", "out_dim"):
+        if manifest[key] < 1:
+            raise BundleError(f"{where}: field {key!r} must be >= 1, got {manifest[key]}")
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
-    """Read and check a bundle's manifest.
+    """Read and type-check a bundle's manifest.
 
     Raises:
-        BundleError: If the bundle or manifest is missing, malformed or of another format.
+        BundleError: If the bundle or manifest is missing, malformed, of another format or
+            of an unknown schema version, or a field has the wrong type.
     """
     root = Path(path)
     if not root.is_dir():
         raise BundleError(f"model bundle {root} does not exist or is not a directory; "
                           "create one with `graphleaks train`")
     mpath = root / MANIFEST
+    if not mpath.exists() and not mpath.is_symlink():
+        raise BundleError(f"{root} has no {MANIFEST}; it is not a graphleaks bundle")
+    raw = _read_regular(mpath, f"bundle {root}", limit=MAX_MANIFEST_BYTES)
     try:
-        manifest = json.loads(mpath.read_text())
-    except FileNotFoundError:
-        raise BundleError(f"{root} has no {MANIFEST}; it is not a graphleaks bundle") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BundleError(f"{mpath} is not valid JSON: {exc}") from exc
+        manifest = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        # the message stays generic: the file may not be ours and must not be quoted
+        raise BundleError(f"{mpath} is not valid JSON; it is not a graphleaks bundle "
+                          "manifest") from None
     if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
         raise BundleError(f"{mpath} is not a graphleaks bundle manifest")
-    if manifest.get("schema_version") != BUNDLE_SCHEMA_VERSION:
-        raise BundleError(f"{root} has bundle schema version {manifest.get('schema_version')}; "
-                          f"this graphleaks reads version {BUNDLE_SCHEMA_VERSION}")
-    for key in ("architecture", "in_dim", "out_dim", "defense", "fingerprint", "files", "sha256"):
-        if key not in manifest:
-            raise BundleError(f"{mpath} lacks the field {key!r}")
+    _check_schema_version(manifest.get("schema_version"), str(mpath))
+    _check_fields(manifest, str(mpath))
     return manifest
 
 
-def _load_tensors(root: Path, name: str, expected_sha: str | None) -> dict[str, torch.Tensor]:
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
+def _check_name(name: Any, where: str) -> str:
+    """A file name of the manifest: a plain relative path inside the bundle."""
+    if (not isinstance(name, str) or not name or name.startswith("/") or "\\" in name
+            or "\0" in name or any(p in ("", ".", "..") for p in name.split("/"))):
+        raise BundleError(f"{where}: file name {str(name)[:80]!r} is not a plain path inside "
+                          "the bundle (no absolute paths, no '..'); re-create the bundle")
+    return name
 
-    path = root / name
-    if not path.is_file():
-        raise BundleError(f"bundle {root} is missing {name}")
-    if expected_sha is not None and _sha256(path) != expected_sha:
-        raise BundleError(f"{path} does not match the checksum in the manifest (truncated, "
-                          "corrupted or replaced); re-create the bundle with `graphleaks train`")
+
+def _read_bundle_file(root: Path, name: str, sums: dict[str, Any]) -> bytes:
+    """The verified bytes of a bundle file: inside the bundle, regular, and checksummed.
+
+    The checksum is checked on the bytes that are then used, so a file swapped after the
+    check is never read.
+    """
+    where = f"{root / MANIFEST}"
+    _check_name(name, where)
+    expected = sums.get(name)
+    if not isinstance(expected, str) or not _SHA256.fullmatch(expected):
+        raise BundleError(f"{where}: no valid sha256 checksum for {name}; every file a bundle "
+                          "loads must be checksummed; re-create the bundle with `graphleaks "
+                          "train`")
+    cur = root
+    for part in name.split("/"):
+        cur = cur / part
+        if cur.is_symlink():
+            raise BundleError(f"bundle {root}: {name} is a symbolic link; bundle files must be "
+                              "regular files inside the bundle")
+    data = _read_regular(root / name, f"bundle {root}")
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise BundleError(f"{root / name} does not match the checksum in the manifest "
+                          "(truncated, corrupted or replaced); re-create the bundle with "
+                          "`graphleaks train`")
+    return data
+
+
+def _tensors(root: Path, name: str, sums: dict[str, Any]) -> dict[str, torch.Tensor]:
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    data = _read_bundle_file(root, name, sums)
     try:
-        return load_file(str(path))
-    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
-        raise BundleError(f"{path} is not a valid safetensors file ({exc}); graphleaks never "
-                          "unpickles weights") from exc
+        return load(data)
+    except (SafetensorError, OSError, ValueError, RuntimeError, TypeError):
+        raise BundleError(f"{root / name} is not a valid safetensors file; graphleaks never "
+                          "unpickles weights") from None
+
+
+def _files(manifest: dict[str, Any], root: Path) -> dict[str, str]:
+    files = manifest["files"]
+    for key, name in files.items():
+        if BUNDLE_FILES.get(key) != name:
+            raise BundleError(f"{root / MANIFEST}: files.{str(key)[:40]} must be "
+                              f"{BUNDLE_FILES.get(key, 'absent')!r}; a bundle holds only "
+                              f"{', '.join(sorted(BUNDLE_FILES.values()))}")
+    for key in ("weights", "split"):
+        if key not in files:
+            raise BundleError(f"{root / MANIFEST}: files.{key} is missing")
+    return files
+
+
+def _split(root: Path, sums: dict[str, Any]) -> MembershipSplit:
+    data = _read_bundle_file(root, SPLIT, sums)
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise BundleError(f"{root / SPLIT} is not valid JSON") from None
+    if not isinstance(record, dict):
+        raise BundleError(f"{root / SPLIT} is not a split record")
+    try:
+        return MembershipSplit.from_dict(record)
+    except DataError as exc:
+        raise BundleError(f"{root / SPLIT}: {exc}") from None
+
+
+def _build_model(
+    manifest: dict[str, Any], root: Path, state: dict[str, torch.Tensor]
+) -> tuple[torch.nn.Module, ArchitectureSpec, PrivacyLedger]:
+    """The model the manifest describes, loaded with ``state``.
+
+    The architecture is first built on the meta device (no memory), so a manifest that
+    claims huge layers is refused by comparing shapes before anything is allocated.
+    """
+    from graphleaks.defenses import registry as defenses
+
+    where = root / MANIFEST
+    try:
+        spec = ArchitectureSpec.from_dict(manifest["architecture"])
+        ledger = PrivacyLedger.from_dict(manifest["ledger"])
+        defense_cls = defenses.get(manifest["defense"])
+    except (GraphleaksError, TypeError, ValueError, KeyError) as exc:
+        raise BundleError(f"{where}: {exc}") from None
+    args = (manifest["in_dim"], manifest["out_dim"], spec,
+            dict(manifest.get("defense_config") or {}))
+    try:
+        with torch.device("meta"):
+            probe = defense_cls.build_model(*args)
+    except (GraphleaksError, TypeError, ValueError, KeyError, RuntimeError) as exc:
+        raise BundleError(f"{where}: the defense_config or architecture is invalid: "
+                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                          ) from None
+    want = {k: tuple(v.shape) for k, v in probe.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    if want != got:
+        diff = sorted(set(want) ^ set(got)) or sorted(k for k in want if want[k] != got[k])
+        raise BundleError(f"{root / WEIGHTS} does not fit the architecture in the manifest "
+                          f"(first difference: {diff[0]}); re-create the bundle")
+    model = defense_cls.build_model(*args)
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise BundleError(f"{root / WEIGHTS} does not fit the architecture in the manifest: "
+                          f"{str(exc).splitlines()[0]}") from None
+    model.eval()
+    return model, spec, ledger
+
+
+def _bundle_graph(manifest: dict[str, Any], root: Path, data_root: str | Path | None) -> Data:
+    """Reload the bundle's dataset: a named dataset, or graph files inside the bundle.
+
+    A dataset record never makes graphleaks read a file outside the bundle: graph files a
+    bundle was trained on are given again on the command line (``--edges``...).
+    """
+    from graphleaks.data.datasets import load_dataset
+    from graphleaks.data.files import load_graph_files
+
+    ds = manifest.get("dataset") or {}
+    name = ds.get("name")
+    if not isinstance(name, str):
+        raise BundleError(f"bundle {root} records no dataset name; pass the graph explicitly "
+                          "(--dataset or --edges/--features/--labels)")
+    if name != "files":
+        try:
+            return load_dataset(name, data_root=data_root)
+        except DataError as exc:
+            raise DataError(f"cannot reload the bundle's dataset: {exc}") from None
+    sums = manifest["sha256"]
+    paths: dict[str, Path | None] = {}
+    for key in ("edges", "features", "labels"):
+        value = ds.get(key)
+        if value is None and key == "labels":
+            paths[key] = None
+            continue
+        if not isinstance(value, str) or value not in sums:
+            shown = ", ".join(Path(str(v)).name for v in
+                              (ds.get("edges"), ds.get("features"), ds.get("labels")) if v)
+            raise BundleError(f"bundle {root} was trained on graph files outside the bundle "
+                              f"({shown[:200] or 'unnamed'}); graphleaks never follows file "
+                              "paths out of a bundle: pass the same files with --edges, "
+                              "--features and --labels")
+        _read_bundle_file(root, value, sums)  # inside, regular, checksum verified
+        paths[key] = root / value
+    return load_graph_files(root / ds["edges"], features=root / ds["features"],
+                            labels=paths["labels"])
 
 
 def load_bundle(
@@ -160,6 +358,10 @@ def load_bundle(
 ) -> TrainedTarget:
     """Load a bundle written by :func:`save_bundle`.
 
+    A bundle is a closed box: every file it loads is named in the manifest, lies inside the
+    bundle as a regular file (no links, no ``..``, no absolute paths) and matches its
+    checksum; a dataset record names a registered dataset or files inside the bundle.
+
     Args:
         path: The bundle directory.
         graph: The graph to attach; by default it is reloaded from the manifest's dataset spec.
@@ -169,66 +371,34 @@ def load_bundle(
     Raises:
         BundleError: For a missing, corrupted or unsafe bundle, or a graph it was not trained on.
     """
-    from graphleaks.data.datasets import load_dataset
-    from graphleaks.data.files import load_graph_files
-    from graphleaks.defenses import registry as defenses
-
     root = Path(path)
     manifest = read_manifest(root)
-    files, sums = manifest["files"], manifest["sha256"]
-    if not isinstance(files, dict) or not isinstance(sums, dict):
-        raise BundleError(f"{root / MANIFEST}: malformed 'files' or 'sha256' field")
-    weights_name = files.get("weights", WEIGHTS)
-    if weights_name != WEIGHTS:
-        raise BundleError(f"{root / MANIFEST}: weights must be stored in {WEIGHTS}")
-    state = _load_tensors(root, WEIGHTS, sums.get(WEIGHTS))
-    extras = _load_tensors(root, EXTRAS, sums.get(EXTRAS)) if "extras" in files else {}
-    try:
-        spec = ArchitectureSpec.from_dict(manifest["architecture"])
-        in_dim, out_dim = int(manifest["in_dim"]), int(manifest["out_dim"])
-        ledger = PrivacyLedger.from_dict(manifest["ledger"])
-        defense_cls = defenses.get(str(manifest["defense"]))
-    except GraphleaksError as exc:
-        raise BundleError(f"{root / MANIFEST}: {exc}") from exc
-    model = defense_cls.build_model(in_dim, out_dim, spec, dict(manifest.get("defense_config", {})))
-    try:
-        model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        first = str(exc).splitlines()[0]
-        raise BundleError(f"{root / WEIGHTS} does not fit the architecture in the manifest: "
-                          f"{first}") from exc
-    model.eval()
-    split = MembershipSplit.load(root / SPLIT)
+    files, sums = _files(manifest, root), manifest["sha256"]
+    state = _tensors(root, WEIGHTS, sums)
+    extras = _tensors(root, EXTRAS, sums) if "extras" in files else {}
+    split = _split(root, sums)
+    model, spec, ledger = _build_model(manifest, root, state)
     if graph is None:
-        spec_ds = manifest.get("dataset") or {}
-        try:
-            if spec_ds.get("name") == "files":
-                graph = load_graph_files(spec_ds["edges"], features=spec_ds["features"],
-                                         labels=spec_ds.get("labels"))
-            elif "name" in spec_ds:
-                graph = load_dataset(spec_ds["name"], data_root=data_root)
-            else:
-                raise BundleError(f"bundle {root} records no dataset; pass the graph explicitly")
-        except DataError as exc:
-            raise DataError(f"cannot reload the bundle's dataset: {exc}") from exc
+        graph = _bundle_graph(manifest, root, data_root)
+    in_dim = manifest["in_dim"]
     if graph.num_features != in_dim:
         raise DataError(f"the feature matrix has {graph.num_features} columns but the bundle's "
                         f"model expects {in_dim}; use the graph the bundle was trained on")
     if check_fingerprint and fingerprint(graph) != manifest["fingerprint"]:
         raise BundleError(f"the graph does not match bundle {root} (fingerprint "
-                          f"{fingerprint(graph)} != {manifest['fingerprint']}); the bundle was "
-                          "trained on a different dataset")
+                          f"{fingerprint(graph)} != {manifest['fingerprint'][:64]}); the bundle "
+                          "was trained on a different dataset")
     if split.num_nodes != graph.num_nodes:
         raise BundleError(f"bundle {root}: split covers {split.num_nodes} nodes, graph has "
                           f"{graph.num_nodes}")
     target = TrainedTarget(
-        model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed", 0)),
+        model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed") or 0),
         ledger=ledger, defense=str(manifest["defense"]),
-        defense_config=dict(manifest.get("defense_config", {})),
+        defense_config=dict(manifest.get("defense_config") or {}),
         released_edges=extras.get("released_edges"), features=extras.get("features"),
         public_edges=extras.get("public_edges"),
-        dataset=dict(manifest.get("dataset", {})), utility=dict(manifest.get("utility", {})),
-        training=dict(manifest.get("training", {})),
+        dataset=dict(manifest.get("dataset") or {}), utility=dict(manifest.get("utility") or {}),
+        training=dict(manifest.get("training") or {}),
     )
     defense_cls.on_load(target)  # e.g. GAP: re-arm the served release and its query ledger
     return target

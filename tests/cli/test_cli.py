@@ -53,8 +53,9 @@ def test_train_then_audit_in_new_processes_reproduces(edge_files, tmp_path):
     assert r.returncode == 0, r.stderr
     outs = []
     for i in range(2):
+        # a bundle never follows paths to user graph files: they are given again
         r = _main("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / f"r{i}"),
-                  "--n-bootstrap", "100", "--seed", "7")
+                  "--n-bootstrap", "100", "--seed", "7", *files)
         assert r.returncode == 0, r.stderr
         outs.append(json.loads((tmp_path / f"r{i}" / "report.json").read_text()))
     assert outs[0]["attacks"][0]["metrics"] == outs[1]["attacks"][0]["metrics"]

@@ -44,6 +44,14 @@ def test_malicious_pickle_refused_and_never_runs(trained_target, small_graph, tm
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["sha256"].pop("weights.safetensors")
     (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="checksum"):  # a checksum is required
+        load_bundle(path, graph=small_graph)
+    # a forged but matching checksum: the pickle is still refused, never run
+    import hashlib
+
+    digest = hashlib.sha256((path / "weights.safetensors").read_bytes()).hexdigest()
+    manifest["sha256"]["weights.safetensors"] = digest
+    (path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match="not a valid safetensors"):
         load_bundle(path, graph=small_graph)
     assert not marker.exists()

@@ -1,0 +1,253 @@
+"""Output paths that never put other people's files at risk.
+
+graphleaks runs unattended in CI on folders it did not create. The rule here: an output
+folder is written as a whole (assembled in a temporary sibling, then renamed into place),
+and an existing folder is only ever replaced when it is recognisably a graphleaks output of
+the same kind (its marker file says so) and holds nothing but graphleaks' own files. The
+working directory, its parents, the home directory and the filesystem root are never
+replaced. Every check runs before any training or audit starts, so a bad ``--out`` costs
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphleaks.errors import InvalidConfigError
+
+
+@dataclass(frozen=True)
+class OutputKind:
+    """A kind of output folder graphleaks writes.
+
+    Attributes:
+        what: Human name used in messages ("model bundle").
+        marker: The JSON file that identifies the folder.
+        field: Key of the marker that must hold ``value``.
+        value: The marker's identifying value.
+        files: Every file name graphleaks writes into such a folder.
+    """
+
+    what: str
+    marker: str
+    field: str
+    value: str
+    files: frozenset[str]
+
+
+BUNDLE = OutputKind("model bundle", "manifest.json", "format", "graphleaks-bundle",
+                    frozenset({"manifest.json", "weights.safetensors", "extras.safetensors",
+                               "split.json"}))
+REPORT = OutputKind("audit report", "report.json", "kind", "graphleaks-audit-report",
+                    frozenset({"report.json", "report.md", "report.html"}))
+EMBEDDING_REPORT = OutputKind("embedding audit report", "report.json", "kind",
+                              "graphleaks-embedding-audit",
+                              frozenset({"report.json", "report.md", "report.html"}))
+EMBEDDINGS = OutputKind("embedding folder", "embeddings.json", "method", "",
+                        frozenset({"embeddings.npy", "embeddings.txt", "embeddings.json"}))
+
+
+def _protected(path: Path) -> str | None:
+    """Why ``path`` (resolved) may never be an output folder, or None."""
+    cwd = Path.cwd().resolve()
+    if path == cwd:
+        return "it is the working directory"
+    if path in cwd.parents:
+        return "it is a parent of the working directory"
+    home = Path.home().resolve()
+    if path == home or path in home.parents:
+        return "it is the home directory or one of its parents"
+    return None
+
+
+def _marker_ok(folder: Path, kind: OutputKind) -> bool:
+    """Whether ``folder``'s marker file identifies it as ``kind`` (read at most 1 MB)."""
+    marker = folder / kind.marker
+    if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > (1 << 20):
+        return False
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    if kind is EMBEDDINGS:  # embeddings.json carries no format tag; its own fields identify it
+        return {"method", "num_nodes", "dimensions"} <= set(data)
+    return data.get(kind.field) == kind.value
+
+
+def _is_own(path: Path, kind: OutputKind) -> bool:
+    """Whether ``path`` (inside an output folder of ``kind``) is a file graphleaks wrote.
+
+    Besides the kind's own files, the gate's JUnit XML and Markdown summary count: the CI
+    example writes them into the report folder, and a rerun must be able to replace it.
+    """
+    if path.is_symlink() or not path.is_file():
+        return False
+    if path.name in kind.files:
+        return True
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    return (head.startswith(b"<?xml") and b"graphleaks-privacy-gate" in head) or \
+        head.startswith(b"## graphleaks privacy gate")
+
+
+def _foreign_entry(folder: Path, kind: OutputKind) -> str | None:
+    """The first entry of ``folder`` that graphleaks did not write, or None."""
+    for entry in sorted(os.listdir(folder)):
+        if not _is_own(folder / entry, kind):
+            return entry
+    return None
+
+
+def _check_parent(out: Path, flag: str) -> None:
+    """The nearest existing ancestor of ``out`` must be a writable folder."""
+    anc = out.absolute().parent
+    while not anc.exists():
+        if anc.is_symlink():  # a dangling link on the way
+            break
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InvalidConfigError(f"{flag} {out}: {anc} is not a folder; choose another path")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InvalidConfigError(f"{flag} {out}: folder {anc} is not writable; choose "
+                                 "another path")
+
+
+def check_output_dir(out: Path, kind: OutputKind, *, overwrite: bool | None = None,
+                     flag: str = "--out") -> None:
+    """Refuse an output folder graphleaks may not write, before any work starts.
+
+    Args:
+        out: The output folder.
+        kind: What will be written there.
+        overwrite: ``False``: an existing non-empty folder is refused (``--overwrite`` not
+            given); ``True`` or ``None``: an existing folder of the same kind is replaced.
+        flag: The option name used in messages.
+
+    Raises:
+        InvalidConfigError: Naming the folder and what to do instead.
+    """
+    if out.is_symlink():
+        raise InvalidConfigError(f"{flag} {out} is a symbolic link; give a real folder path")
+    why = _protected(out.resolve())
+    if why:
+        raise InvalidConfigError(f"{flag} {out}: refusing to write there, {why}; choose a "
+                                 "new folder")
+    if not out.exists():
+        _check_parent(out, flag)
+        return
+    if not out.is_dir():
+        raise InvalidConfigError(f"{flag} {out} exists and is not a folder; choose another "
+                                 "path")
+    if not os.listdir(out):
+        return
+    if not _marker_ok(out, kind):
+        raise InvalidConfigError(f"{flag} {out} is not empty and is not a graphleaks "
+                                 f"{kind.what}; graphleaks only replaces its own output, "
+                                 "choose a new folder")
+    foreign = _foreign_entry(out, kind)
+    if foreign is not None:
+        raise InvalidConfigError(f"{flag} {out} holds {foreign!r}, which graphleaks did not "
+                                 "write; move it away or choose a new folder")
+    if overwrite is False:
+        raise InvalidConfigError(f"{flag} {out} already exists; choose another path or pass "
+                                 "--overwrite")
+    if not os.access(out.parent, os.W_OK | os.X_OK):
+        raise InvalidConfigError(f"{flag} {out}: folder {out.parent} is not writable")
+
+
+def publish_dir(out: Path, kind: OutputKind, fill: Callable[[Path], object], *,
+                overwrite: bool | None = None, flag: str = "--out") -> Path:
+    """Write a whole output folder: ``fill(tmp)`` in a temporary sibling, then rename.
+
+    Readers see either the previous folder or the complete new one, never a mix. An
+    existing folder is checked again (it may have changed while the work ran) and only its
+    own files are removed.
+
+    Args:
+        out: The destination folder.
+        kind: What is written (decides what may be replaced).
+        fill: Writes every file into the folder it is given.
+        overwrite: As for :func:`check_output_dir`.
+        flag: The option name used in messages.
+
+    Returns:
+        ``out``.
+    """
+    check_output_dir(out, kind, overwrite=overwrite, flag=flag)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-"))
+    try:
+        fill(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp creates 0700; outputs are ordinary folders
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+            os.replace(out, old / "dir")
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            if old is not None:
+                os.replace(old / "dir", out)
+            raise
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # our own temporary folder only
+        raise
+    if old is not None:
+        _remove_own(old / "dir", kind)
+        old.rmdir()
+    return out
+
+
+def _remove_own(folder: Path, kind: OutputKind) -> None:
+    """Delete graphleaks' own files from ``folder``, then the folder if it is empty."""
+    for entry in os.listdir(folder):
+        if _is_own(folder / entry, kind):
+            (folder / entry).unlink()
+    if not os.listdir(folder):
+        folder.rmdir()
+
+
+def check_output_file(path: Path, *, flag: str, is_ours: Callable[[bytes], bool] | None,
+                      append: bool = False) -> None:
+    """Refuse a single output file graphleaks may not write, before any work starts.
+
+    Args:
+        path: The file.
+        flag: The option name used in messages.
+        is_ours: Recognises graphleaks' own earlier output from its first 64 kB; an
+            existing file it does not recognise is refused. None: never replace a file.
+        append: The file is appended to (a CI step summary), so any regular file is fine.
+
+    Raises:
+        InvalidConfigError: Naming the path and what to do instead.
+    """
+    if path.is_symlink() and not append:
+        raise InvalidConfigError(f"{flag} {path} is a symbolic link; give a real file path")
+    if not path.exists():
+        _check_parent(path, flag)
+        return
+    if not path.is_file():
+        raise InvalidConfigError(f"{flag} {path} exists and is not a regular file; choose "
+                                 "another path")
+    if not os.access(path, os.W_OK):
+        raise InvalidConfigError(f"{flag} {path} is not writable")
+    if append:
+        return
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    if is_ours is None or not is_ours(head):
+        raise InvalidConfigError(f"{flag} {path} exists and was not written by graphleaks; "
+                                 "choose another path or remove it yourself")
+
+
+def contains(marker: bytes) -> Callable[[bytes], bool]:
+    """A recogniser for :func:`check_output_file`: the file's head holds ``marker``."""
+    return lambda head: marker in head
