@@ -400,5 +400,7 @@ def load_bundle(
         dataset=dict(manifest.get("dataset") or {}), utility=dict(manifest.get("utility") or {}),
         training=dict(manifest.get("training") or {}),
     )
-    defense_cls.on_load(target)  # e.g. GAP: re-arm the served release and its query ledger
+    from graphleaks.defenses import registry as defenses
+
+    defenses.get(target.defense).on_load(target)  # e.g. GAP: re-arm the served release and its query ledger
     return target
