@@ -402,5 +402,6 @@ def load_bundle(
     )
     from graphleaks.defenses import registry as defenses
 
-    defenses.get(target.defense).on_load(target)  # e.g. GAP: re-arm the served release and its query ledger
+    # e.g. GAP: re-arm the served release and its query ledger
+    defenses.get(target.defense).on_load(target)
     return target
