@@ -46,6 +46,7 @@ class AttackReport:
     metrics: dict[str, Any]
     baseline: dict[str, float]
     runtime_s: float
+    exposure: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,17 @@ def render_markdown(report: dict[str, Any]) -> str:
     """A Markdown summary of a report dictionary."""
     t, led = report["target"], report["ledger"]
     ds = t["dataset"].get("name", "user graph") if t["dataset"] else "user graph"
+    from graphleaks.audit.risk_sections import (
+        candidates_cell,
+        render_attribute_markdown,
+        render_slices_markdown,
+    )
+    from graphleaks.audit.verdict import render_verdict_markdown
+
     lines = [
         "# graphleaks audit report",
         "",
+        render_verdict_markdown(report),
         f"Target: **{t['architecture']['arch'].upper()}** on **{ds}** "
         f"({t['num_nodes']} nodes, {t['num_edges'] // 2} undirected edges), "
         f"{t['protocol']} protocol, defense **{t['defense']}**. Seed {report['seed']}.",
@@ -159,23 +168,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "Intervals are 95% stratified bootstrap intervals. Scores: higher = more likely positive.",
         "",
-        "| attack | members / non-members | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
+        "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
         "| accuracy at attack threshold | ε lower bound |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for a in report["attacks"]:
+        if "binary" not in a["metrics"]:
+            continue  # attribute inference: its own table below
         b = a["metrics"]["binary"]
         at = b.get("at_threshold")
         acc = _est(at["accuracy"]) if at else "no threshold"
         lb = (a["metrics"].get("epsilon_lower_bound")
               or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
         lines.append(
-            f"| {a['attack']} | {b['n_pos']} / {b['n_neg']} | {_est(b['auc'])} | "
+            f"| {a['attack']} | {candidates_cell(a)} | {_est(b['auc'])} | "
             f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
             f"{_est(b['max_advantage'])} | {acc} | "
             f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
         )
-    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", "",
+              render_attribute_markdown(report)]
     for a in report["attacks"]:
         lines.append(f"### {a['attack']}")
         lines.append("")
@@ -213,6 +225,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         for note in a["notes"]:
             lines.append(f"- {note}")
         lines.append("")
+    lines.append(render_slices_markdown(report))
     return "\n".join(lines)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -26,9 +25,13 @@ def audit(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Folder for report.json and report.md.")] = Path("graphleaks-report"),
+        "--out", "-o", help="Folder for report.json, report.md, report.html and scores.csv.")]
+    = Path("graphleaks-report"),
     attack: Annotated[list[str] | None, typer.Option(
-        help="Attack to run (repeatable; graphleaks list attacks).")] = None,
+        help="Run only this attack (repeatable; graphleaks list attacks). Default: every "
+             "attack the target exposes.")] = None,
+    suite: Annotated[str, typer.Option(
+        help="Budgets: quick, standard (about 30 s on Cora) or thorough.")] = "standard",
     param: Annotated[list[str] | None, typer.Option(
         help="Attack parameter NAME.FIELD=VALUE, e.g. "
              "confidence_mia.compat_duddu_label_indexing=true (repeatable).")] = None,
@@ -43,8 +46,19 @@ def audit(
     query_graph: Annotated[str, typer.Option(
         help="Graph the queries are evaluated in: target, full, partitioned or zero_hop.")]
     = "target",
-    n_bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates per CI.")] = 1000,
+    n_bootstrap: Annotated[int | None, typer.Option(
+        help="Bootstrap replicates per CI (default: the suite's, 1000 for standard).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
+    = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")]
+    = False,
+    show_progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bars on stderr (default: only when stderr "
+                                         "is a terminal, never with --quiet or --json).")]
+    = None,
+    mlflow: Annotated[bool, typer.Option(
+        "--mlflow", help="Log parameters, metrics with intervals, the ledger and the report "
+                         "files to MLflow (MLFLOW_TRACKING_URI; needs graphleaks[mlflow]).")]
     = False,
     device: Annotated[str, typer.Option(help="Torch device for training here.")] = "cpu",
     epsilon: Annotated[float | None, typer.Option(
@@ -69,13 +83,23 @@ def audit(
     With --embeddings and --attributes it audits a published embedding file for attribute
     inference instead (the same as ``graphleaks audit-embeddings``).
     """
+    from graphleaks._progress import progress_display
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.report import write_report
-    from graphleaks.audit.runner import DEFAULT_ATTACKS, run_audit, train_target
+    from graphleaks.audit.runner import audit_with_scores, train_target
+    from graphleaks.audit.scores import write_scores
+    from graphleaks.audit.suite import build_attack, get_suite
     from graphleaks.models.gnn import ArchitectureSpec
     from graphleaks.models.io import load_bundle
 
     setup_logging(verbose)
+    the_suite = get_suite(suite)  # bad names fail before any work
+    tracker = None
+    if mlflow:
+        from graphleaks.audit.tracking import MlflowTracker
+
+        tracker = MlflowTracker.from_env()
+    bars = want_progress(show_progress, quiet=quiet, json_out=json_out)
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
@@ -89,46 +113,80 @@ def audit(
         from graphleaks.audit.html import write_html
         from graphleaks.audit.spec import load_spec, run_spec
 
-        report = run_spec(load_spec(config_file), device=device)
+        with progress_display(bars):
+            report = run_spec(load_spec(config_file), device=device)
         json_path, md_path = write_report(report, out)
         write_html(report.to_dict(), out / "report.html")
-        _print_summary(report, json_path, md_path, json_out)
+        if tracker is not None:
+            tracker.log_audit(report.to_dict(), out)
+        _print_summary(report, json_path, md_path, json_out, quiet)
         return
     params = parse_params(param)
-    names = attack or list(DEFAULT_ATTACKS)
-    resolved = [attacks.get(n).name for n in names]
-    check_param_owners(params, resolved + ([] if bundle else [defense, arch]))
-    attack_objs = [attacks.get(n)(**params.get(n, {})) for n in resolved]
-    if bundle is not None:
-        graph = None
-        if edges is not None or features is not None or dataset is not None:
-            graph, _ = load_graph(dataset, data_root, edges, features, labels)
-        target = load_bundle(bundle, graph=graph, data_root=data_root)
-    else:
-        graph, ds = load_graph(dataset, data_root, edges, features, labels)
-        target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
-                              defense_params=defense_params(defense, params, epsilon, delta),
-                              dataset=ds, device=device, seed=seed)
-    config = {"bundle": str(bundle) if bundle else None, "attacks": names,
-              "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}
-    report = run_audit(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
-                       view=query_graph, config=config)
+    from graphleaks.audit.suite import applicable_attacks
+
+    names = [attacks.get(n).name for n in attack] if attack else None
+    check_param_owners(params, (names or applicable_attacks())
+                       + ([] if bundle else [defense, arch]))
+    attack_objs = ([build_attack(n, the_suite, params.get(n, {})) for n in names]
+                   if names else None)
+    if attack_objs is None and params:
+        # --param for the default audit: build the whole suite with the user's fields on top
+        attack_objs = [build_attack(n, the_suite, params.get(n, {}))
+                       for n in applicable_attacks()]
+    with progress_display(bars):
+        if bundle is not None:
+            graph = None
+            if edges is not None or features is not None or dataset is not None:
+                graph, _ = load_graph(dataset, data_root, edges, features, labels)
+            target = load_bundle(bundle, graph=graph, data_root=data_root)
+        else:
+            graph, ds = load_graph(dataset, data_root, edges, features, labels)
+            target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
+                                  defense_params=defense_params(defense, params, epsilon,
+                                                               delta),
+                                  dataset=ds, device=device, seed=seed)
+        config = {"bundle": str(bundle) if bundle else None,
+                  "attacks": names or "all applicable", "suite": the_suite.name,
+                  "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}
+        run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
+                                view=query_graph, config=config, suite=the_suite)
+    report = run.report
     json_path, md_path = write_report(report, out)
+    write_scores(run.tables, out / "scores.csv")
     from graphleaks.audit.html import write_html
 
     write_html(report.to_dict(), out / "report.html")
-    _print_summary(report, json_path, md_path, json_out)
+    if tracker is not None:
+        tracker.log_audit(report.to_dict(), out)
+    _print_summary(report, json_path, md_path, json_out, quiet)
 
 
-def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out: bool) -> None:
+def want_progress(flag: bool | None, *, quiet: bool, json_out: bool) -> bool:
+    """Whether to show progress bars: asked for, or stderr is a terminal and output is not
+    machine-read (``--json``) or silenced (``--quiet``)."""
+    import sys
+
+    if flag is not None:
+        return flag and not quiet
+    return not quiet and not json_out and sys.stderr.isatty()
+
+
+def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out: bool,
+                   quiet: bool = False) -> None:
+    """The verdict first, one line per risk, then where the files are."""
     if json_out:
         typer.echo(report.to_json())
         return
-    summary = {}
-    for a in report.attacks:
-        m = a.metrics
-        summary[a.attack] = ({"auc": m["binary"]["auc"]} if "binary" in m else
-                             {"f1_micro": m["multiclass"]["f1_micro"]})
-    typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
-                           "html": str(json_path.parent / "report.html"),
-                           "attacks": summary}, indent=2))
+    if quiet:
+        return
+    from graphleaks.audit.verdict import compute_verdict
+
+    typer.echo("Verdict")
+    for v in compute_verdict(report.to_dict()):
+        typer.echo(f"  {v.line()}")
+    skipped = report.config.get("skipped_attacks") or {}
+    for name, why in skipped.items():
+        typer.echo(f"  skipped {name}: {why}")
+    out = json_path.parent
+    typer.echo(f"Report: {md_path} · {out / 'report.html'} · {json_path} · "
+               f"per-candidate scores {out / 'scores.csv'}")
