@@ -201,6 +201,8 @@ def compute_verdict(
             ``attack``, ``metrics``, ``utility``); when given, the advice names the defended
             unit that lowered the risk most, with its utility cost.
     """
+    if sweep_rows is None:
+        sweep_rows = (report.get("config") or {}).get("sweep_rows")
     by_risk: dict[str, list[tuple[AttackLevel, Mapping[str, Any]]]] = {r: [] for r in RISKS}
     for a in report.get("attacks", []):
         lv = attack_level(a)
@@ -219,6 +221,24 @@ def compute_verdict(
         lv, _ = max(pool, key=lambda p: (_RANK[p[0].level], _strength(p[1])))
         out.append(RiskVerdict(risk, lv.level, lv.attack, lv.basis,
                                _advice(risk, lv.level, sweep_rows, names)))
+    return out
+
+
+def compact_sweep_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Results-store rows cut to what the verdict reads, to record in a report's config."""
+    out = []
+    for r in rows:
+        m = r.get("metrics") or {}
+        keep: dict[str, Any] = {}
+        if "binary" in m:
+            b = m["binary"]
+            keep["binary"] = {"auc": b.get("auc"),
+                              "tpr_at_fpr": {"0.01": (b.get("tpr_at_fpr") or {}).get("0.01")}}
+        if "multiclass" in m:
+            keep["multiclass"] = {"gain_over_baseline": m["multiclass"].get("gain_over_baseline")}
+        out.append({"defense": r.get("defense"), "epsilon": r.get("epsilon"),
+                    "attack": r.get("attack"), "seed": r.get("seed"), "metrics": keep,
+                    "utility": {"test_accuracy": (r.get("utility") or {}).get("test_accuracy")}})
     return out
 
 

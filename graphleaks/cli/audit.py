@@ -56,6 +56,9 @@ def audit(
         "--progress/--no-progress", help="Progress bars on stderr (default: only when stderr "
                                          "is a terminal, never with --quiet or --json).")]
     = None,
+    sweep_results: Annotated[Path | None, typer.Option(
+        help="SQLite store of a graphleaks sweep on this graph: the verdict then names the "
+             "defense and ε that lowered each risk, with its utility cost.")] = None,
     mlflow: Annotated[bool, typer.Option(
         "--mlflow", help="Log parameters, metrics with intervals, the ledger and the report "
                          "files to MLflow (MLFLOW_TRACKING_URI; needs graphleaks[mlflow]).")]
@@ -100,6 +103,17 @@ def audit(
 
         tracker = MlflowTracker.from_env()
     bars = want_progress(show_progress, quiet=quiet, json_out=json_out)
+    sweep_rows = None
+    if sweep_results is not None:
+        from graphleaks.audit.results_store import ResultsStore
+        from graphleaks.audit.verdict import compact_sweep_rows
+        from graphleaks.errors import InvalidConfigError
+
+        if not sweep_results.is_file():
+            raise InvalidConfigError(f"--sweep-results {sweep_results} does not exist; run "
+                                     "graphleaks sweep first or drop the option")
+        with ResultsStore(sweep_results) as store:
+            sweep_rows = compact_sweep_rows(store.rows(status="done"))
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
@@ -145,7 +159,8 @@ def audit(
                                   defense_params=defense_params(defense, params, epsilon,
                                                                delta),
                                   dataset=ds, device=device, seed=seed)
-        config = {"bundle": str(bundle) if bundle else None,
+        config = {**({"sweep_rows": sweep_rows} if sweep_rows else {}),
+                  "bundle": str(bundle) if bundle else None,
                   "attacks": names or "all applicable", "suite": the_suite.name,
                   "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap}
         run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
