@@ -14,6 +14,7 @@ high              TPR@1%FPR >= 0.05 or AUC >= 0.70        gain >= 0.15
 low               TPR@1%FPR >= 0.02 or AUC >= 0.55        gain >= 0.05
 none              below all of the above                  below 0.05
 miscalibrated     AUC interval entirely below 0.5         gain interval entirely below 0
+inconclusive      fewer than 10 positives or negatives
 ================  =====================================  ===============================
 
 ``miscalibrated`` means the attack ranks members *below* non-members more often than chance:
@@ -59,7 +60,9 @@ DEFENSE_ADVICE = {
     "reconstruction": ("eclipse", "edge-level DP on the released structure"),
     "attributes": ("lpgnn", "local DP on node features"),
 }
-_RANK = {"miscalibrated": -1, "none": 0, "low": 1, "high": 2, "severe": 3}
+#: Fewest positives and negatives an attack needs before the verdict grades it.
+MIN_PER_SIDE = 10
+_RANK = {"inconclusive": -2, "miscalibrated": -1, "none": 0, "low": 1, "high": 2, "severe": 3}
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,12 @@ def attack_level(attack: Mapping[str, Any]) -> AttackLevel | None:
     auc = metric_estimate(attack, "auc")
     if auc is None:
         return None
+    b = attack.get("metrics", {}).get("binary", {})
+    n_pos, n_neg = b.get("n_pos"), b.get("n_neg")
+    if isinstance(n_pos, int) and isinstance(n_neg, int) and min(n_pos, n_neg) < MIN_PER_SIDE:
+        # e.g. LinkTeller on a small node sample: one edge gives AUC 1.0 and means nothing
+        return AttackLevel(name, "inconclusive", f"only {n_pos} positives / {n_neg} negatives "
+                           f"(need {MIN_PER_SIDE} of each)")
     auc_hi = _hi(auc)
     tpr_hi = _hi(metric_estimate(attack, "tpr@1%fpr"))
     auc_txt = f"AUC {auc['value']:.3f} ≤ {auc_hi:.3f}" if auc_hi is not None else "AUC –"
@@ -156,6 +165,9 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
             attacks_of_risk: set[str]) -> str:
     if level in ("none", "not assessed"):
         return "Nothing to do for this risk at this audit's budget."
+    if level == "inconclusive":
+        return ("Too few candidates to grade; re-run with --suite thorough (more nodes "
+                "sampled) or another attack of this risk.")
     if level == "miscalibrated":
         return ("Re-run with --suite thorough or another attack of this risk before "
                 "concluding anything.")
@@ -177,7 +189,7 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
         if r.get("defense") in (None, "none") or r.get("attack") not in attacks:
             continue
         lv = attack_level({"attack": r["attack"], "metrics": r.get("metrics") or {}})
-        if lv is None or lv.level == "miscalibrated":
+        if lv is None or _RANK[lv.level] < 0:
             continue
         util = float((r.get("utility") or {}).get("test_accuracy", float("nan")))
         cost = (f"test accuracy {util:.3f}" + (f" vs {base_util[0]:.3f} undefended"
@@ -216,7 +228,7 @@ def compute_verdict(
                                    "No attack of this risk ran (narrowed with --attack, or "
                                    "the target does not expose what it needs)."))
             continue
-        graded = [(lv, a) for lv, a in items if lv.level != "miscalibrated"]
+        graded = [(lv, a) for lv, a in items if _RANK[lv.level] >= 0]
         pool = graded or items
         lv, _ = max(pool, key=lambda p: (_RANK[p[0].level], _strength(p[1])))
         out.append(RiskVerdict(risk, lv.level, lv.attack, lv.basis,
@@ -259,7 +271,7 @@ def render_verdict_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-_COLOURS = {"none": "ok", "low": "warn", "high": "bad", "severe": "bad",
+_COLOURS = {"inconclusive": "warn", "none": "ok", "low": "warn", "high": "bad", "severe": "bad",
             "miscalibrated": "warn", "not assessed": ""}
 
 

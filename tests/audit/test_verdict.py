@@ -70,3 +70,15 @@ def test_sweep_rows_turn_advice_into_the_measured_fix():
     v = {x.risk: x for x in compute_verdict({"attacks": [a]}, sweep_rows=rows)}
     assert "gap-ndp at ε = 1.0" in v["membership"].advice
     assert "0.600 vs 0.800 undefended" in v["membership"].advice
+
+
+def test_too_few_candidates_are_inconclusive_and_do_not_set_the_level():
+    one_edge = _binary("linkteller", "link", 1.0, [1.0, 1.0], [1.0, 1.0])
+    one_edge["metrics"]["binary"].update(n_pos=1, n_neg=4949)
+    assert attack_level(one_edge).level == "inconclusive"
+    real = _binary("link_stealing", "link", 0.6, [0.55, 0.62], [0.0, 0.015])
+    real["metrics"]["binary"].update(n_pos=100, n_neg=100)
+    v = {x.risk: x for x in compute_verdict({"attacks": [one_edge, real]})}
+    assert (v["edges"].level, v["edges"].attack) == ("low", "link_stealing")
+    v = {x.risk: x for x in compute_verdict({"attacks": [one_edge]})}
+    assert v["edges"].level == "inconclusive"
