@@ -34,6 +34,9 @@ def embed(
                                       "embeddings.txt and embeddings.json.")],
     dataset: Annotated[str, typer.Option(help="Dataset to embed.")] = "lastfm-asia",
     data_root: DataRoot = None,
+    edges: Annotated[Path | None, typer.Option(
+        help="Edge-list CSV of your own graph (integer node ids 0..n-1, as for graphleaks "
+             "train); replaces --dataset.")] = None,
     method: Annotated[str, typer.Option(help="deepwalk or node2vec.")] = "deepwalk",
     dimensions: Annotated[int | None, typer.Option(
         help="Embedding size (default: 64 deepwalk, 128 node2vec).")] = None,
@@ -66,9 +69,21 @@ def embed(
              "walks_per_node": walks_per_node, "window": window, "negative": negative}
     settings = {k: (v if v is not None else METHOD_DEFAULTS[method][k]) for k, v in given.items()}
     config = EmbedderConfig(epochs=epochs, p=p, q=q, **settings)
-    graph = load_dataset(dataset, data_root=data_root)
+    if edges is not None:
+        import numpy as np
+        import torch
+
+        from graphleaks.data.files import load_edge_list
+
+        pairs = load_edge_list(edges)
+        # walks follow edges both ways, as in load_graph_files (which makes graphs undirected)
+        edge_index = torch.from_numpy(np.concatenate([pairs, pairs[:, ::-1]]).T.copy())
+        num_nodes, source = int(pairs.max()) + 1, str(edges)
+    else:
+        graph = load_dataset(dataset, data_root=data_root)
+        edge_index, num_nodes, source = graph.edge_index, int(graph.num_nodes), dataset
     cls = DeepWalk if method == "deepwalk" else Node2Vec
-    emb = cls(config).fit(graph.edge_index, int(graph.num_nodes), seed=seed)
+    emb = cls(config).fit(edge_index, num_nodes, seed=seed)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -76,7 +91,7 @@ def embed(
     npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
     write_atomically(npy, emb.save_npy)
     write_atomically(txt, emb.save_word2vec_text)
-    record = {"dataset": dataset, "method": emb.method, "seed": emb.seed,
+    record = {"dataset": source, "method": emb.method, "seed": emb.seed,
               "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
     write_atomically(meta, lambda path: Path(path).write_text(
         json.dumps(record, indent=2, sort_keys=True) + "\n"))

@@ -110,6 +110,25 @@ def _numeric(rows: list[list[str]], path: Path, what: str, dtype: type) -> np.nd
     return arr.astype(np.float32)
 
 
+def load_edge_list(edges: str | Path) -> np.ndarray:
+    """The ``[m, 2]`` integer node-id pairs of an edge-list file (as :func:`load_graph_files`
+    reads them; extra columns are ignored).
+
+    Raises:
+        DataError: For a missing or empty file, non-numeric ids or fewer than two columns.
+    """
+    path = Path(edges)
+    rows = _read_table(path, "edge list")
+    if not rows:
+        raise DataError(f"edge list {path} is empty; a graph model needs edges")
+    e = _numeric(rows, path, "edge list", np.int64)
+    if e.shape[1] < 2:
+        raise DataError(f"edge list {path}: expected two columns (source, target)")
+    if e.min() < 0:
+        raise DataError(f"edge list {path}: node ids must be non-negative")
+    return e[:, :2]
+
+
 def load_graph_files(
     edges: str | Path, *, features: str | Path, labels: str | Path | None = None
 ) -> Data:

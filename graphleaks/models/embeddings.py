@@ -431,12 +431,14 @@ def _parse_float(token: str) -> float | None:
 
 
 def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Load node embeddings from a ``.npy`` array or a word2vec text (``.emd``) file.
+    """Load node embeddings from a ``.npy`` array or a word2vec text or binary file.
 
     A ``.npy`` file must hold a numeric 2-D array (loaded with ``allow_pickle=False``); row
     ``i`` is node ``i``. Any other file is read as word2vec text: an optional ``"N d"`` header
     line, then one ``"node_id v1 ... vd"`` line per node (the header that the GraphLeaks scripts
     mis-parse, pitfall P4-2, is recognised; node ids need not be in order, pitfall P4-3).
+    A ``"N d"`` header followed by raw float32 rows is read as binary word2vec (gensim's
+    ``save_word2vec_format(binary=True)``).
 
     Args:
         path: The file.
@@ -454,7 +456,49 @@ def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[
         raise DataError(f"{p}: embedding file not found.")
     if p.suffix.lower() == ".npy":
         return _read_npy(p)
+    if _is_word2vec_binary(p):
+        return _read_word2vec_binary(p)
     return _read_word2vec_text(p)
+
+
+def _is_word2vec_binary(path: Path) -> bool:
+    """A ``"N d"`` text header followed by bytes that are not UTF-8 text (raw float32)."""
+    with path.open("rb") as fh:
+        head = fh.readline(256)
+        body = fh.read(4096)
+    try:
+        n, d = head.decode("ascii").split()
+        int(n), int(d)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return path.suffix.lower() == ".bin"
+
+
+def _read_word2vec_binary(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Read gensim/word2vec's binary format (``save_word2vec_format(binary=True)``)."""
+    from gensim.models import KeyedVectors
+
+    try:
+        kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    except (ValueError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a readable binary word2vec file ({exc}).") from None
+    ids = np.empty(len(kv.index_to_key), dtype=np.int64)
+    for i, key in enumerate(kv.index_to_key):
+        node = _parse_int(str(key))
+        if node is None or node < 0:
+            raise DataError(f"{path}: node id {key!r} is not a non-negative integer.")
+        ids[i] = node
+    vectors = np.asarray(kv.vectors, dtype=np.float32)
+    if not np.isfinite(vectors).all():
+        raise DataError(f"{path}: non-finite value (NaN or inf).")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise DataError(f"{path}: node id {int(uniq[counts > 1][0])} appears more than once.")
+    return ids, vectors
 
 
 __all__ = [

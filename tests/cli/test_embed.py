@@ -72,3 +72,21 @@ def test_embed_bad_method(tmp_path):
     with pytest.raises(InvalidConfigError):
         run_embedding_audit_cli(tmp_path / "e.txt", tmp_path / "a.csv", tmp_path, ["knn"], 0.3,
                                 0, 100, False)
+
+
+def test_embed_a_user_edge_list(tmp_path):
+    # a ring of 12 nodes, each edge listed once
+    (tmp_path / "edges.csv").write_text("src,dst\n" + "".join(f"{i},{(i + 1) % 12}\n"
+                                                              for i in range(12)))
+    out = tmp_path / "emb"
+    res = _invoke(["embed", "--edges", str(tmp_path / "edges.csv"), "--dimensions", "4",
+                   "--walk-length", "6", "--walks-per-node", "2", "--window", "2",
+                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    ids, vec = load_embeddings(out / "embeddings.npy")
+    assert vec.shape == (12, 4) and ids.tolist() == list(range(12))
+    assert json.loads((out / "embeddings.json").read_text())["dataset"].endswith("edges.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\nx,y\n")
+    res = runner.invoke(app, ["embed", "--edges", str(bad), "--out", str(tmp_path / "o2")])
+    assert res.exit_code != 0 and not (tmp_path / "o2").exists()
