@@ -7,12 +7,12 @@ import json
 import pytest
 
 from graphleaks.attacks import registry
+from graphleaks.attacks.base import Output
 from graphleaks.audit.html import write_html
 from graphleaks.audit.report import write_report
 from graphleaks.audit.runner import audit_with_scores
 from graphleaks.audit.scores import CSV_COLUMNS, write_scores
 from graphleaks.audit.suite import SUITES, applicable_attacks, build_attack, get_suite
-from graphleaks.attacks.base import Output
 from graphleaks.errors import InvalidConfigError
 
 

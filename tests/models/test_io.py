@@ -14,7 +14,8 @@ def test_round_trip_reproduces_outputs(trained_target, small_graph, tmp_path):
     loaded = load_bundle(path, graph=small_graph)
     assert torch.allclose(loaded.posteriors(), trained_target.posteriors())
     assert loaded.ledger == trained_target.ledger
-    a = run_audit(trained_target, ["confidence_mia"], seed=1, n_bootstrap=50).to_dict(include_timings=False)
+    a = run_audit(trained_target, ["confidence_mia"], seed=1,
+                  n_bootstrap=50).to_dict(include_timings=False)
     b = run_audit(loaded, ["confidence_mia"], seed=1, n_bootstrap=50).to_dict(include_timings=False)
     a.pop("versions"), b.pop("versions")
     assert a == b
