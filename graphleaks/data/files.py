@@ -118,15 +118,21 @@ def load_edge_list(edges: str | Path) -> np.ndarray:
         DataError: For a missing or empty file, non-numeric ids or fewer than two columns.
     """
     path = Path(edges)
+    e = _edge_rows(path)
+    if e.min() < 0:
+        raise DataError(f"edge list {path}: node ids must be non-negative")
+    return e[:, :2]
+
+
+def _edge_rows(path: Path) -> np.ndarray:
+    """Every numeric column of an edge-list file, at least two."""
     rows = _read_table(path, "edge list")
     if not rows:
         raise DataError(f"edge list {path} is empty; a graph model needs edges")
     e = _numeric(rows, path, "edge list", np.int64)
     if e.shape[1] < 2:
         raise DataError(f"edge list {path}: expected two columns (source, target)")
-    if e.min() < 0:
-        raise DataError(f"edge list {path}: node ids must be non-negative")
-    return e[:, :2]
+    return e
 
 
 def load_graph_files(
@@ -150,12 +156,7 @@ def load_graph_files(
             range or a label count that does not match the features.
     """
     edges, features = Path(edges), Path(features)
-    rows = _read_table(edges, "edge list")
-    if not rows:
-        raise DataError(f"edge list {edges} is empty; a graph model needs edges")
-    e = _numeric(rows, edges, "edge list", np.int64)
-    if e.shape[1] < 2:
-        raise DataError(f"edge list {edges}: expected two columns (source, target)")
+    e = _edge_rows(edges)
     if features.suffix == ".npy":
         if not features.is_file():
             raise DataError(f"feature file {features} does not exist")
