@@ -64,11 +64,16 @@ class AuditReport:
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
+        from graphleaks.audit.verdict import compute_verdict, verdict_dicts
+
         d = asdict(self)
         if not include_timings:
             for a in d["attacks"]:
                 a.pop("runtime_s", None)
-        return json_safe(d)
+        d = json_safe(d)
+        # the verdict is derived from the metrics; kept in the JSON for machines (CI, MLflow)
+        d["verdict"] = verdict_dicts(compute_verdict(d))
+        return d
 
     def to_json(self) -> str:
         """Indented JSON text."""
