@@ -42,7 +42,9 @@ def test_train_then_audit_in_new_processes_reproduces(edge_files, tmp_path):
                   "--n-bootstrap", "100", "--seed", "7")
         assert r.returncode == 0, r.stderr
         outs.append(json.loads((tmp_path / f"r{i}" / "report.json").read_text()))
-    assert outs[0]["attacks"][0]["metrics"] == outs[1]["attacks"][0]["metrics"]
+    # the default audit (every applicable attack) reproduces across processes
+    assert len(outs[0]["attacks"]) > 1
+    assert [a["metrics"] for a in outs[0]["attacks"]] == [a["metrics"] for a in outs[1]["attacks"]]
     assert (tmp_path / "r0" / "report.md").exists()
 
 
