@@ -32,6 +32,9 @@ MANIFEST = "manifest.json"
 WEIGHTS = "weights.safetensors"
 EXTRAS = "extras.safetensors"
 SPLIT = "split.json"
+#: A graph read from user files travels inside the bundle, so the bundle re-audits on a
+#: machine where those files (or their absolute paths) do not exist.
+GRAPH = "graph.safetensors"
 
 
 def _sha256(path: Path) -> str:
@@ -40,6 +43,21 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _graph_tensors(graph: Data) -> dict[str, torch.Tensor]:
+    out = {"x": graph.x, "edge_index": graph.edge_index}
+    for key in ("y", "private_edge_index"):
+        if getattr(graph, key, None) is not None:
+            out[key] = getattr(graph, key)
+    return {k: v.detach().contiguous().cpu() for k, v in out.items()}
+
+
+def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
+    graph = Data(x=tensors["x"], edge_index=tensors["edge_index"], y=tensors.get("y"))
+    if "private_edge_index" in tensors:
+        graph.private_edge_index = tensors["private_edge_index"]
+    return graph
 
 
 def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -78,6 +96,9 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
             save_file(extras, str(tmp / EXTRAS))
             files["extras"] = EXTRAS
         target.split.save(tmp / SPLIT)
+        if (target.dataset or {}).get("name") == "files":
+            save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
+            files["graph"] = GRAPH
         manifest: dict[str, Any] = {
             "format": BUNDLE_FORMAT,
             "schema_version": BUNDLE_SCHEMA_VERSION,
@@ -199,6 +220,8 @@ def load_bundle(
                           f"{first}") from exc
     model.eval()
     split = MembershipSplit.load(root / SPLIT)
+    if graph is None and "graph" in files:
+        graph = _graph_from_tensors(_load_tensors(root, GRAPH, sums.get(GRAPH)))
     if graph is None:
         spec_ds = manifest.get("dataset") or {}
         try:
