@@ -175,8 +175,10 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
     if best is not None:
         return best
     defense, what = DEFENSE_ADVICE.get(risk, ("gap-ndp", "DP"))
-    return (f"Try {what}: graphleaks train --defense {defense} --epsilon 4 --out model-dp, "
-            "then graphleaks audit --bundle model-dp.")
+    none_graded = ("The sweep has no defended run of these attacks that could be graded. "
+                   if sweep_rows else "")
+    return (f"{none_graded}Try {what}: graphleaks train --defense {defense} --epsilon 4 "
+            "--out model-dp, then graphleaks audit --bundle model-dp.")
 
 
 def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str | None:

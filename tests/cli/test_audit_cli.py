@@ -36,3 +36,37 @@ def test_unknown_suite_exits_2_before_any_work(tmp_path):
     assert r.output.strip().splitlines() == [
         "error: --suite 'fast' is unknown; choose one of: quick, standard, thorough"]
     assert not (tmp_path / "x").exists()
+
+
+def test_sweep_results_reach_the_verdict(edge_files, tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text("""
+[target]
+dataset = "synthetic"
+[target.synthetic]
+num_nodes = 120
+num_features = 8
+[target.architecture]
+epochs = 20
+hidden = [16]
+[audit]
+n_bootstrap = 30
+[attacks.confidence_mia]
+threshold = "none"
+[sweep]
+defenses = ["none", "gap-ndp"]
+epsilons = [1.0]
+seeds = [0]
+[sweep.defense_params.gap-ndp]
+encoder_epochs = 5
+epochs = 5
+""")
+    db = tmp_path / "sw.sqlite"
+    r = CliRunner().invoke(app, ["sweep", str(spec), "--db", str(db)])
+    assert r.exit_code == 0, r.output
+    r = _audit(edge_files, tmp_path / "o", "--sweep-results", str(db))
+    assert r.exit_code == 0, r.output
+    membership = next(ln for ln in r.stdout.splitlines() if "membership:" in ln)
+    assert "sweep" in membership.lower()
+    r = _audit(edge_files, tmp_path / "o2", "--sweep-results", str(tmp_path / "none.sqlite"))
+    assert r.exit_code == 2 and "does not exist" in r.output
