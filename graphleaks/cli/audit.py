@@ -120,8 +120,8 @@ def audit(
 
         if embeddings is None or attributes is None:
             raise InvalidConfigError("--embeddings and --attributes must be given together")
-        run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed, n_bootstrap,
-                                json_out)
+        run_embedding_audit_cli(embeddings, attributes, out, [], aux_frac, seed,
+                                n_bootstrap or 1000, json_out, edges)
         return
     if config_file is not None:
         from graphleaks.audit.html import write_html

@@ -73,13 +73,16 @@ def embed(
         import numpy as np
         import torch
 
-        from graphleaks.data.files import load_edge_list
+        from graphleaks.data.files import load_edge_list, node_index
 
         pairs = load_edge_list(edges)
+        index = node_index(edges)
+        names = {i: name for name, i in index.items()}
         # walks follow edges both ways, as in load_graph_files (which makes graphs undirected)
         edge_index = torch.from_numpy(np.concatenate([pairs, pairs[:, ::-1]]).T.copy())
         num_nodes, source = int(pairs.max()) + 1, str(edges)
     else:
+        names = {}
         graph = load_dataset(dataset, data_root=data_root)
         edge_index, num_nodes, source = graph.edge_index, int(graph.num_nodes), dataset
     cls = DeepWalk if method == "deepwalk" else Node2Vec
@@ -90,13 +93,28 @@ def embed(
         raise DataError(f"cannot create output folder {out}: {exc.strerror}") from exc
     npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
     write_atomically(npy, emb.save_npy)
-    write_atomically(txt, emb.save_word2vec_text)
+    if any(names.get(i, str(i)) != str(i) for i in range(emb.num_nodes)):
+        # string ids: key the word2vec file by them, so it reads back with --edges
+        write_atomically(txt, lambda path: _write_keyed_text(path, emb.vectors, names))
+    else:
+        write_atomically(txt, emb.save_word2vec_text)
     record = {"dataset": source, "method": emb.method, "seed": emb.seed,
               "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
     write_atomically(meta, lambda path: Path(path).write_text(
         json.dumps(record, indent=2, sort_keys=True) + "\n"))
     typer.echo(json.dumps({"npy": str(npy), "word2vec": str(txt), "metadata": str(meta),
                            "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
+
+
+def _write_keyed_text(path: str | Path, vectors: object, names: dict[int, str]) -> None:
+    """word2vec text keyed by the edge list's own node ids (``user_17 v1 ... vd``)."""
+    import numpy as np
+
+    arr = np.asarray(vectors)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(f"{arr.shape[0]} {arr.shape[1]}\n")
+        for i, row in enumerate(arr.tolist()):
+            fh.write(names.get(i, str(i)) + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
 
 
 def run_embedding_audit_cli(
@@ -108,6 +126,7 @@ def run_embedding_audit_cli(
     seed: int,
     n_bootstrap: int,
     json_out: bool,
+    edges: Path | None = None,
 ) -> None:
     """Audit an embedding file against an attribute CSV; write and summarise the report.
 
@@ -126,7 +145,7 @@ def run_embedding_audit_cli(
             raise InvalidConfigError(f"unknown classifier {name!r}; choose from: "
                                      f"{', '.join(CLASSIFIER_NAMES)}")
     report = audit_embedding_files(embeddings, attributes, classifiers=names, aux_frac=aux_frac,
-                                   seed=seed, n_bootstrap=n_bootstrap)
+                                   seed=seed, n_bootstrap=n_bootstrap, edges=edges)
     json_path, md_path = write_embedding_report(report, out)
     if json_out:
         typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
@@ -159,9 +178,12 @@ def audit_embeddings_cmd(
     n_bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates per CI.")] = 1000,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
     = False,
+    edges: Annotated[Path | None, typer.Option(
+        help="Edge list whose node ids (e.g. user_17) the embedding and attribute files "
+             "use; needed for string ids.")] = None,
     verbose: Verbose = False,
 ) -> None:
     """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
     setup_logging(verbose)
     run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
-                            aux_frac, seed, n_bootstrap, json_out)
+                            aux_frac, seed, n_bootstrap, json_out, edges)

@@ -110,14 +110,43 @@ def _numeric(rows: list[list[str]], path: Path, what: str, dtype: type) -> np.nd
     return arr.astype(np.float32)
 
 
+def node_index(edges: str | Path) -> dict[str, int]:
+    """Node id (as written) to index, from an edge list.
+
+    Integer ids map to themselves. Any other ids (``user_17``) are numbered in order of first
+    appearance; such an edge list needs a header row, because a first row with a
+    non-numeric id is read as the header.
+
+    Raises:
+        DataError: For a missing or empty file or a row with fewer than two ids.
+    """
+    path = Path(edges)
+    rows = _read_table(path, "edge list")
+    if not rows:
+        raise DataError(f"edge list {path} is empty; a graph model needs edges")
+    if any(len(r) < 2 for r in rows):
+        raise DataError(f"edge list {path}: expected two columns (source, target)")
+    tokens = [t for r in rows for t in r[:2]]
+    if all(t.lstrip("-").isdigit() for t in tokens):
+        return {t: int(t) for t in dict.fromkeys(tokens)}
+    return {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+
+
 def load_edge_list(edges: str | Path) -> np.ndarray:
-    """The ``[m, 2]`` integer node-id pairs of an edge-list file (as :func:`load_graph_files`
-    reads them; extra columns are ignored).
+    """The ``[m, 2]`` node-index pairs of an edge-list file (extra columns are ignored).
+
+    Integer ids are used as they are (as :func:`load_graph_files` reads them); string ids
+    are numbered by :func:`node_index`.
 
     Raises:
         DataError: For a missing or empty file, non-numeric ids or fewer than two columns.
     """
     path = Path(edges)
+    index = node_index(path)
+    if any(not t.lstrip("-").isdigit() for t in index):
+        # string ids: the same numbering as the embedding and attribute files use
+        rows = _read_table(path, "edge list")
+        return np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
     e = _edge_rows(path)
     if e.min() < 0:
         raise DataError(f"edge list {path}: node ids must be non-negative")

@@ -29,7 +29,7 @@ import math
 import os
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -371,7 +371,21 @@ def _parse_int(token: str) -> int | None:
         return None
 
 
-def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def _node_id(token: str, node_index: Mapping[str, int] | None) -> int | None:
+    """A node id token as an index: through ``node_index`` (string ids) when given."""
+    return _parse_int(token) if node_index is None else node_index.get(token)
+
+
+def _bad_id(path: Path, where: str, token: str, node_index: Mapping[str, int] | None) -> str:
+    if node_index is None:
+        return (f"{path}{where}: node id {token!r} is not a non-negative integer; for string ids "
+                "pass the edge list (--edges) that defines them.")
+    return f"{path}{where}: node id {token!r} is not in the edge list."
+
+
+def _read_word2vec_text(
+    path: Path, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -405,9 +419,9 @@ def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[
             raise DataError(
                 f"{path}:{no}: expected a node id and {dims} values, got {len(tokens)} fields."
             )
-        node = _parse_int(tokens[0])
+        node = _node_id(tokens[0], node_index)
         if node is None or node < 0:
-            raise DataError(f"{path}:{no}: node id {tokens[0]!r} is not a non-negative integer.")
+            raise DataError(_bad_id(path, f":{no}", tokens[0], node_index))
         try:
             values = np.array(tokens[1:], dtype=np.float64)
         except ValueError:
@@ -430,7 +444,9 @@ def _parse_float(token: str) -> float | None:
         return None
 
 
-def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def load_embeddings(
+    path: PathLike, *, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """Load node embeddings from a ``.npy`` array or a word2vec text or binary file.
 
     A ``.npy`` file must hold a numeric 2-D array (loaded with ``allow_pickle=False``); row
@@ -442,6 +458,9 @@ def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[
 
     Args:
         path: The file.
+        node_index: Maps string node ids (``user_17``) to indices, e.g. from
+            :func:`graphleaks.data.files.node_index`; every id of a word2vec file is then
+            looked up in it (default: ids must be integers).
 
     Returns:
         ``(ids, vectors)``: ``int64 [n]`` node ids in file order and ``float32 [n, d]`` rows.
@@ -457,8 +476,8 @@ def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[
     if p.suffix.lower() == ".npy":
         return _read_npy(p)
     if _is_word2vec_binary(p):
-        return _read_word2vec_binary(p)
-    return _read_word2vec_text(p)
+        return _read_word2vec_binary(p, node_index)
+    return _read_word2vec_text(p, node_index)
 
 
 def _is_word2vec_binary(path: Path) -> bool:
@@ -478,7 +497,9 @@ def _is_word2vec_binary(path: Path) -> bool:
     return path.suffix.lower() == ".bin"
 
 
-def _read_word2vec_binary(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def _read_word2vec_binary(
+    path: Path, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     """Read gensim/word2vec's binary format (``save_word2vec_format(binary=True)``)."""
     from gensim.models import KeyedVectors
 
@@ -488,9 +509,9 @@ def _read_word2vec_binary(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArra
         raise DataError(f"{path}: not a readable binary word2vec file ({exc}).") from None
     ids = np.empty(len(kv.index_to_key), dtype=np.int64)
     for i, key in enumerate(kv.index_to_key):
-        node = _parse_int(str(key))
+        node = _node_id(str(key), node_index)
         if node is None or node < 0:
-            raise DataError(f"{path}: node id {key!r} is not a non-negative integer.")
+            raise DataError(_bad_id(path, "", str(key), node_index))
         ids[i] = node
     vectors = np.asarray(kv.vectors, dtype=np.float32)
     if not np.isfinite(vectors).all():
