@@ -43,9 +43,9 @@ class OutputKind:
 
 BUNDLE = OutputKind("model bundle", "manifest.json", "format", "graphleaks-bundle",
                     frozenset({"manifest.json", "weights.safetensors", "extras.safetensors",
-                               "split.json"}))
+                               "split.json", "graph.safetensors"}))
 REPORT = OutputKind("audit report", "report.json", "kind", "graphleaks-audit-report",
-                    frozenset({"report.json", "report.md", "report.html"}))
+                    frozenset({"report.json", "report.md", "report.html", "scores.csv"}))
 EMBEDDING_REPORT = OutputKind("embedding audit report", "report.json", "kind",
                               "graphleaks-embedding-audit",
                               frozenset({"report.json", "report.md", "report.html"}))

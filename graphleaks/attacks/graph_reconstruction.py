@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -115,6 +116,8 @@ class GraphReconstruction(Attack):
 
     name = "graph_reconstruction"
     task = Task.LINK
+    #: It recovers the whole edge set, so the verdict reports it as its own risk.
+    risk: ClassVar[str] = "reconstruction"
     requires = frozenset({Output.EMBEDDINGS})
     threat_model = ThreatModel(access="whitebox", outputs=frozenset({Output.EMBEDDINGS}),
                                graph_knowledge="partial", feature_knowledge=True)

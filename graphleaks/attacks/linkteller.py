@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from graphleaks._progress import progress
 from graphleaks._validation import validate
 from graphleaks.attacks._pairs import (
     all_pairs,
@@ -120,7 +121,7 @@ def influence_matrix(
     base = f(x)[idx].double()
     m = np.empty((len(nodes), len(nodes)), dtype=np.float32)
     xp = x.clone()
-    for i, v in enumerate(nodes.tolist()):
+    for i, v in enumerate(progress(nodes.tolist(), desc="LinkTeller queries")):
         xp[v] = x[v] * (1.0 + delta)
         diff = f(xp)[idx].double() - base
         xp[v] = x[v]

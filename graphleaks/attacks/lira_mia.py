@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch_geometric.utils import subgraph
 
+from graphleaks._progress import progress
 from graphleaks.attacks._shadow import KnownMechanism, mechanism_note, train_on_nodes
 from graphleaks.attacks.base import (
     Attack,
@@ -127,7 +128,7 @@ class LiRAMIA(Attack):
 
         if cfg.variant == "offline":
             halves = _paired_halves(population.num_nodes, n_ref, rng)
-            for i, members in enumerate(halves):
+            for i, members in enumerate(progress(halves, desc="reference models")):
                 model = self._train_reference(population.x, population.edge_index,
                                               population.y, members, spec, target.num_classes,
                                               seed=derive_seed(rngs.seed, "reference", i),
@@ -140,7 +141,7 @@ class LiRAMIA(Attack):
             y_all[torch.as_tensor(cands)] = labels
             pos = {int(v): j for j, v in enumerate(cands)}
             halves = _paired_halves(len(universe), n_ref, rng)
-            for i, local in enumerate(halves):
+            for i, local in enumerate(progress(halves, desc="reference models")):
                 members = universe[local]
                 model = self._train_reference(x_query, e_query, y_all, members, spec,
                                               target.num_classes,

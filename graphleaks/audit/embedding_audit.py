@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,11 +183,13 @@ def audit_embeddings(
     )
 
 
-def load_attribute_csv(path: str | os.PathLike[str]) -> tuple[npt.NDArray[np.int64],
-                                                               npt.NDArray[np.int64]]:
+def load_attribute_csv(
+    path: str | os.PathLike[str], *, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Read ``node_id,attribute`` rows (an optional header line is skipped).
 
-    Attribute values must be integers (class ids, e.g. a country id).
+    Attribute values must be integers (class ids, e.g. a country id). Node ids are integers,
+    or any strings when ``node_index`` (from the edge list) maps them to indices.
 
     Returns:
         ``(ids, values)`` in file order.
@@ -212,13 +214,17 @@ def load_attribute_csv(path: str | os.PathLike[str]) -> tuple[npt.NDArray[np.int
         if len(cells) != 2:
             raise DataError(f"{p}:{no}: expected 'node_id,attribute', got {len(cells)} fields.")
         try:
-            node, val = int(cells[0]), int(cells[1])
+            val = int(cells[1])
+            mapped = node_index.get(cells[0]) if node_index is not None else None
+            node = int(cells[0]) if node_index is None else mapped
         except ValueError:
             if no == 1 and not ids and not any(_is_int(c) for c in cells):
                 continue  # a header line: no cell is a number, so no data row is dropped
             # the cells are not quoted: the file may be any file on the machine
             raise DataError(f"{p}:{no}: non-numeric node id or attribute; both must be "
-                            "integers.") from None
+                            "integers (string node ids need the edge list, --edges).") from None
+        if node is None:
+            raise DataError(f"{p}:{no}: the node id is not in the edge list (--edges).")
         if node < 0:
             raise DataError(f"{p}:{no}: node id {node} is negative.")
         ids.append(node)
@@ -277,8 +283,12 @@ def audit_embedding_files(
     aux_frac: float = 0.3,
     seed: int,
     n_bootstrap: int = 1000,
+    edges: str | os.PathLike[str] | None = None,
 ) -> EmbeddingAuditReport:
     """Audit a user's embedding file (``.npy`` or word2vec text) against an attribute CSV.
+
+    With ``edges``, node ids in both files may be strings (``user_17``), mapped to indices
+    through that edge list (:func:`graphleaks.data.files.node_index`).
 
     Raises:
         DataError: On a malformed file, mismatched node ids or a single-class attribute.
@@ -286,8 +296,13 @@ def audit_embedding_files(
     from graphleaks.models.embeddings import load_embeddings
 
     ep, ap = Path(embeddings), Path(attributes)
-    emb_ids, vectors = load_embeddings(ep)
-    attr_ids, attr_vals = load_attribute_csv(ap)
+    index = None
+    if edges is not None:
+        from graphleaks.data.files import node_index
+
+        index = node_index(edges)
+    emb_ids, vectors = load_embeddings(ep, node_index=index)
+    attr_ids, attr_vals = load_attribute_csv(ap, node_index=index)
     y = align_attributes(emb_ids, attr_ids, attr_vals, emb_name=str(ep), attr_name=str(ap))
     if len(np.unique(y)) < 2:
         raise DataError(f"{ap}: the attribute has a single class ({int(y[0])}); attribute "

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._io import write_texts_atomically
+from graphleaks.audit.risk_sections import candidates_cell
 from graphleaks.audit.spec import metric_estimate
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
@@ -289,17 +290,16 @@ def _binary_table(report: Mapping[str, Any], gate: Any | None) -> str:
     attacks = [a for a in report["attacks"] if "binary" in a.get("metrics", {})]
     if not attacks:
         return ""
-    out = ["<table><tr><th>attack</th><th>members / non-members</th>"]
+    out = ["<table><tr><th>attack</th><th>candidates</th>"]
     out += [f"<th>{_e(m)}</th>" for m in TABLE_METRICS[:-1]]
     out += ["<th>accuracy at the attack's threshold</th><th>ε lower bound</th>"]
     if gate is not None:
         out.append("<th>gate</th>")
     out.append("</tr>")
     for a in attacks:
-        b = a["metrics"]["binary"]
         lb = a["metrics"].get("epsilon_lower_bound")
         out.append(f"<tr><td><b>{_e(a['attack'])}</b></td>"
-                   f'<td class="num">{b.get("n_pos")} / {b.get("n_neg")}</td>')
+                   f'<td>{_e(candidates_cell(a))}</td>')
         out += [_est_cell(metric_estimate(a, m)) for m in TABLE_METRICS]
         out.append(f'<td class="num">{_f(lb["epsilon_lb"]) if lb else "–"}</td>')
         if gate is not None:
@@ -326,11 +326,16 @@ def _multiclass_table(report: Mapping[str, Any]) -> str:
     attacks = [a for a in report["attacks"] if "multiclass" in a.get("metrics", {})]
     if not attacks:
         return ""
-    out = ["<h3>Attribute inference</h3><table><tr><th>attack</th><th>n</th>"]
-    out += [f"<th>{_e(m)}</th>" for m in MC_METRICS] + ["<th>majority baseline</th></tr>"]
+    out = ["<h3>Attribute inference</h3><table><tr><th>attack</th>"
+           "<th>nodes with known / unknown attribute</th>"]
+    out += [f"<th>{_e(m)}</th>" for m in MC_METRICS]
+    out += ["<th>majority baseline accuracy</th></tr>"]
     for a in attacks:
         mc = a["metrics"]["multiclass"]
-        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td><td class=\"num\">{mc.get('n')}</td>")
+        known = (a.get("baseline") or {}).get("n_known")
+        known_txt = "?" if known is None else str(int(known))
+        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td>"
+                   f"<td class=\"num\">{known_txt} / {mc.get('n')}</td>")
         out += [_est_cell(metric_estimate(a, m)) for m in MC_METRICS]
         out.append(f'<td class="num">{_f(mc.get("majority_baseline"))}</td></tr>')
     out.append("</table>")
@@ -378,6 +383,18 @@ def _attack_details(report: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _verdict_section(report: Mapping[str, Any]) -> str:
+    from graphleaks.audit.verdict import render_verdict_html
+
+    return render_verdict_html(report)
+
+
+def _risk_section(report: Mapping[str, Any]) -> str:
+    from graphleaks.audit.risk_sections import render_slices_html
+
+    return render_slices_html(report)
+
+
 def _gate_section(gate: Any) -> str:
     status = ('<span class="badge ok">passed</span>' if gate.passed else
               f'<span class="badge bad">failed: {len(gate.failures)} crossed</span>')
@@ -420,6 +437,7 @@ def render_html(
     if cfg.get("spec_hash"):
         sub.append(f"spec <code>{_e(cfg['spec_hash'])}</code>")
     body.append(f'<p class="sub">{" · ".join(sub)}</p>')
+    body.append(_verdict_section(report))
     if gate is not None:
         body.append(_gate_section(gate))
     body.append(_target_section(report))
@@ -447,6 +465,7 @@ def render_html(
             body.append(_figure(privacy_utility_figure(tradeoff), "Attack AUC (left) and "
                                 "target test accuracy (right) against the privacy budget ε.",
                                 "privacy-utility trade-off"))
+    body.append(_risk_section(report))
     body.append("<h2>Attack details</h2>")
     body.append(_attack_details(report))
     versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.get("versions", {})

@@ -30,6 +30,8 @@ from graphleaks.audit.spec import (
 )
 from graphleaks.errors import DataError, InvalidConfigError
 
+SLICE_METRICS = ("auc", "tpr@1%fpr")
+
 __all__ = ["GateCheck", "GateResult", "GateSpec", "Threshold", "check_report",
            "parse_threshold_option", "render_gate_markdown"]
 
@@ -160,7 +162,10 @@ def check_report(
     notes: list[str] = []
     specific = {(th.attack, th.metric) for th in gate.thresholds if th.attack is not None}
     for th in gate.thresholds:
-        if th.attack is not None:
+        if th.attack is not None and "[" in th.attack:
+            targets = [th.attack]
+            attacks[th.attack] = slice_entry(attacks, th.attack)
+        elif th.attack is not None:
             if th.attack not in attacks:
                 raise DataError(f"gate.thresholds.{th.attack}: attack {th.attack!r} is not in "
                                 f"the report ({', '.join(attacks) or 'no attacks'})")
@@ -206,7 +211,7 @@ def parse_threshold_option(item: str) -> Threshold:
         InvalidConfigError: On bad syntax, an unknown metric or attack, or a limit outside
             [0, 1].
     """
-    key, sep, raw = item.partition("=")
+    key, sep, raw = item.rpartition("=")  # the last '=': slice keys may hold one
     if not sep:
         raise InvalidConfigError(f"--max {item!r} must look like METRIC=LIMIT or "
                                  "ATTACK.METRIC=LIMIT")
@@ -214,6 +219,16 @@ def parse_threshold_option(item: str) -> Threshold:
     metric = key.strip()
     # metric names contain dots ("tpr@0.1%fpr"): split off an attack only if it is one
     head, dot, tail = metric.partition(".")
+    if "[" in metric:
+        # ATTACK[SLICE].METRIC; the slice key may itself contain dots or '='
+        name, _, rest = metric.partition("[")
+        key, close, tail = rest.partition("].")
+        from graphleaks.attacks import registry as attacks
+
+        if not close or not key or name not in attacks:
+            raise InvalidConfigError(f"--max {item!r} must look like ATTACK[SLICE].METRIC="
+                                     "LIMIT, e.g. 'confidence_mia[degree<=2].tpr@1%fpr=0.1'")
+        attack, metric, dot = f"{attacks.get(name).name}[{key}]", tail, ""
     if dot:
         from graphleaks.attacks import registry as attacks
 
@@ -221,11 +236,38 @@ def parse_threshold_option(item: str) -> Threshold:
             attack, metric = attacks.get(head).name, tail
     where = f"--max {key.strip()}"
     m = check_metric(metric, where)
+    if attack is not None and "[" in attack and m not in SLICE_METRICS:
+        raise InvalidConfigError(f"{where}: slices measure {' and '.join(SLICE_METRICS)} only, "
+                                 f"not {m!r}")
     try:
         value = float(raw)
     except ValueError:
         raise InvalidConfigError(f"{where}: threshold must be a number, got {raw!r}") from None
     return Threshold(m, check_threshold(m, value, where), attack)
+
+
+def slice_entry(attacks: Mapping[str, Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+    """The report entry of slice ``ATTACK[KEY]``, shaped like an attack entry for gating.
+
+    Raises:
+        DataError: If the attack is not in the report, the slice key is unknown, or the
+            slice has too few candidates for an interval.
+    """
+    attack, _, rest = name.partition("[")
+    key = rest[:-1] if rest.endswith("]") else rest
+    if attack not in attacks:
+        raise DataError(f"--max {name}: attack {attack!r} is not in the report "
+                        f"({', '.join(a for a in attacks if '[' not in a) or 'no attacks'})")
+    slices = attacks[attack].get("metrics", {}).get("slices") or {}
+    if key not in slices:
+        raise DataError(f"--max {name}: unknown slice {key!r} of {attack}; choose one of: "
+                        f"{', '.join(slices) or 'none (re-run the audit with this version)'}")
+    entry = slices[key]
+    if entry.get("too_few"):
+        raise DataError(f"--max {name}: slice {key!r} has {entry['n_pos']} positives and "
+                        f"{entry['n_neg']} negatives, too few for an interval (need 10 of "
+                        "each); gate a wider slice or audit more candidates")
+    return {"attack": name, "metrics": {"binary": entry["binary"]}}
 
 
 def _fmt_est(c: GateCheck) -> str:

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphleaks.errors import DataError
+
+if TYPE_CHECKING:
+    from graphleaks.audit.scores import CandidateTable
 
 #: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
 #: the runner, ``check`` and the loaders all read this one constant.
@@ -49,6 +53,7 @@ class AttackReport:
     metrics: dict[str, Any]
     baseline: dict[str, float]
     runtime_s: float
+    exposure: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,13 +72,18 @@ class AuditReport:
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
+        from graphleaks.audit.verdict import compute_verdict, verdict_dicts
+
         d = asdict(self)
         if not d["canary_audits"]:  # keep reports without canary audits as they were
             d.pop("canary_audits")
         if not include_timings:
             for a in d["attacks"]:
                 a.pop("runtime_s", None)
-        return json_safe(d)
+        d = json_safe(d)
+        # the verdict is derived from the metrics; kept in the JSON for machines (CI, MLflow)
+        d["verdict"] = verdict_dicts(compute_verdict(d))
+        return d
 
     def to_json(self) -> str:
         """Indented JSON text."""
@@ -218,9 +228,17 @@ def render_markdown(report: dict[str, Any]) -> str:
     """A Markdown summary of a report dictionary."""
     t, led = report["target"], report["ledger"]
     ds = t["dataset"].get("name", "user graph") if t["dataset"] else "user graph"
+    from graphleaks.audit.risk_sections import (
+        candidates_cell,
+        render_attribute_markdown,
+        render_slices_markdown,
+    )
+    from graphleaks.audit.verdict import render_verdict_markdown
+
     lines = [
         "# graphleaks audit report",
         "",
+        render_verdict_markdown(report),
         f"Target: **{t['architecture']['arch'].upper()}** on **{ds}** "
         f"({t['num_nodes']} nodes, {t['num_edges'] // 2} undirected edges), "
         f"{t['protocol']} protocol, defense **{t['defense']}**. Seed {report['seed']}.",
@@ -251,23 +269,26 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "Intervals are 95% stratified bootstrap intervals. Scores: higher = more likely positive.",
         "",
-        "| attack | members / non-members | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
+        "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
         "| accuracy at attack threshold | ε lower bound |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for a in report["attacks"]:
+        if "binary" not in a["metrics"]:
+            continue  # attribute inference: its own table below
         b = a["metrics"]["binary"]
         at = b.get("at_threshold")
         acc = _est(at["accuracy"]) if at else "no threshold"
         lb = (a["metrics"].get("epsilon_lower_bound")
               or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
         lines.append(
-            f"| {a['attack']} | {b['n_pos']} / {b['n_neg']} | {_est(b['auc'])} | "
+            f"| {a['attack']} | {candidates_cell(a)} | {_est(b['auc'])} | "
             f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
             f"{_est(b['max_advantage'])} | {acc} | "
             f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
         )
-    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", "",
+              render_attribute_markdown(report)]
     lines += _canary_lines(report.get("canary_audits", []))
     for a in report["attacks"]:
         lines.append(f"### {a['attack']}")
@@ -302,6 +323,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         for note in a["notes"]:
             lines.append(f"- {note}")
         lines.append("")
+    lines.append(render_slices_markdown(report))
     return "\n".join(lines)
 
 
@@ -323,9 +345,9 @@ def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
-def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
-                 ) -> tuple[Path, Path]:
-    """Write ``report.json``, ``report.md`` (and ``report.html``) as one folder.
+def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False,
+                 scores: Sequence[CandidateTable] | None = None) -> tuple[Path, Path]:
+    """Write ``report.json``, ``report.md`` (``report.html``, ``scores.csv``) as one folder.
 
     The files are written into a temporary sibling folder that is then renamed into place,
     so readers see all of them or none (a kill between two files leaves no report without
@@ -335,6 +357,7 @@ def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
         report: The report.
         out_dir: The report folder.
         html: Also write the self-contained ``report.html``.
+        scores: Every candidate's score, written as ``scores.csv`` when given.
 
     Returns:
         The paths of ``report.json`` and ``report.md``.
@@ -352,6 +375,10 @@ def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
             from graphleaks.audit.html import render_html
 
             (tmp / "report.html").write_text(render_html(data), encoding="utf-8")
+        if scores is not None:
+            from graphleaks.audit.scores import scores_csv
+
+            (tmp / "scores.csv").write_text(scores_csv(scores), encoding="utf-8")
 
     publish_dir(out, REPORT, fill)
     return out / "report.json", out / "report.md"

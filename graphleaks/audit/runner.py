@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from torch_geometric.data import Data
 
+from graphleaks._progress import progress
 from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks import registry as attack_registry
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
@@ -17,6 +19,14 @@ from graphleaks.audit.report import (
     AttackReport,
     AuditReport,
     TargetSummary,
+)
+from graphleaks.audit.scores import CandidateTable, candidate_table, most_exposed, slice_masks
+from graphleaks.audit.suite import (
+    DEFAULT_SUITE,
+    Suite,
+    applicable_attacks,
+    build_attack,
+    get_suite,
 )
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit, SplitConfig
@@ -29,6 +39,7 @@ from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 
+#: Kept for callers of the old API; the default audit now runs every applicable attack.
 DEFAULT_ATTACKS = ("confidence_mia",)
 
 
@@ -153,6 +164,12 @@ def evaluate_result(
     return out
 
 
+def _tested_unit(attack: Attack) -> str | None:
+    from graphleaks.metrics.privacy_bound import TESTED_UNITS
+
+    return TESTED_UNITS.get(attack.task.value)
+
+
 def _check_compare_unit(unit: str, ledger: PrivacyLedger, attacks: Sequence[Attack]) -> None:
     """Refuse a comparison unit that the ledger or an attack's test does not have."""
     from graphleaks.metrics.privacy_bound import TESTED_UNITS
@@ -172,70 +189,102 @@ def _check_compare_unit(unit: str, ledger: PrivacyLedger, attacks: Sequence[Atta
                                      f"{unit!r}; its ε bound cannot be compared in that unit")
 
 
-def trivial_baseline(labels: np.ndarray) -> dict[str, float]:
-    """What an adversary achieves without looking at the target."""
+def trivial_baseline(labels: np.ndarray, train_labels: np.ndarray | None = None,
+                     task: Task | str = Task.MEMBERSHIP) -> dict[str, float]:
+    """What an adversary achieves without looking at the target.
+
+    Binary tasks: AUC 0.5, advantage 0 and the accuracy of always guessing the larger side.
+    Attribute inference: the accuracy of always guessing the most frequent attribute value
+    the adversary knows (``train_labels``), a real accuracy in [0, 1].
+    """
+    if Task(task) == Task.ATTRIBUTE:
+        from graphleaks.metrics.multiclass import majority_baseline
+
+        known = train_labels if train_labels is not None and len(train_labels) else labels
+        return {"accuracy": majority_baseline(np.asarray(known), np.asarray(labels)),
+                "n_known": float(len(known))}
     n = len(labels)
     pos = float(np.sum(labels))
     return {"auc": 0.5, "advantage": 0.0, "accuracy": max(pos, n - pos) / n if n else 0.0,
             "tpr_at_fpr": 0.0}
 
 
-def run_audit(
+@dataclass(frozen=True)
+class AuditRun:
+    """An audit's report and every candidate's scores (for ``scores.csv``)."""
+
+    report: AuditReport
+    tables: tuple[CandidateTable, ...]
+
+
+def _attack_objects(
+    attacks: Sequence[Attack | str] | None, suite: Suite, exposed: frozenset[Output]
+) -> tuple[list[Attack], bool]:
+    """The attacks to run, and whether they are the default (whole-registry) audit."""
+    if attacks is None:
+        return [build_attack(n, suite) for n in applicable_attacks(exposed)], True
+    return [a if isinstance(a, Attack) else build_attack(a, suite) for a in attacks], False
+
+
+def audit_with_scores(
     target: TrainedTarget,
-    attacks: Sequence[Attack | str] = DEFAULT_ATTACKS,
+    attacks: Sequence[Attack | str] | None = None,
     *,
     seed: int,
-    n_bootstrap: int = 1000,
+    n_bootstrap: int | None = None,
     view: str = "target",
     exposed: frozenset[Output] = ALL_OUTPUTS,
     config: dict[str, Any] | None = None,
+    suite: str | Suite = DEFAULT_SUITE,
     defense_aware: bool = True,
     compare_unit: str | None = None,
-) -> AuditReport:
-    """Run ``attacks`` against ``target`` and return the report.
+) -> AuditRun:
+    """Run an audit and keep every candidate's score; see :func:`run_audit` for arguments."""
+    from graphleaks.errors import CapabilityError
+    from graphleaks.metrics.slices import slice_metrics
 
-    Args:
-        target: The trained target.
-        attacks: Attack objects or registry names.
-        seed: Root seed of challenges, attacks and bootstrap intervals.
-        n_bootstrap: Bootstrap replicates per confidence interval.
-        view: The graph view queries are evaluated in.
-        exposed: Outputs the deployment exposes.
-        config: The configuration to record in the report (e.g. CLI options).
-        defense_aware: Whether adversaries know the target's defense (default); False keeps
-            the defense-unaware adversary for comparison (recorded in each threat model).
-        compare_unit: Insist that every attack's ε lower bound be compared with the ledger in
-            this unit (``node``, ``edge``, ...); refused when the ledger or an attack has
-            another unit.
-
-    Raises:
-        InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
-            of every attack's test.
-
-    Example:
-        >>> from graphleaks.data import tiny_graph
-        >>> t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=20))
-        >>> r = run_audit(t, seed=0, n_bootstrap=50)
-        >>> r.attacks[0].attack
-        'confidence_mia'
-    """
-    resolved = [_resolve(item) for item in attacks]
+    the_suite = get_suite(suite)
+    n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
+    attack_objs, default = _attack_objects(attacks, the_suite, exposed)
     if compare_unit is not None:
-        _check_compare_unit(compare_unit, target.ledger, resolved)
-    reports = []
-    for attack in resolved:
-        result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
-                            view=view, exposed=exposed, defense_aware=defense_aware)
-        metrics = evaluate_result(result, n_bootstrap=n_bootstrap,
+        if default:  # the default audit narrows to the attacks that test that unit
+            attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]
+        _check_compare_unit(compare_unit, target.ledger, attack_objs)
+    reports, tables, skipped = [], [], {}
+    for attack in progress(attack_objs, desc="attacks"):
+        try:
+            result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
+                                view=view, exposed=exposed, defense_aware=defense_aware)
+        except CapabilityError as exc:
+            if not default:
+                raise
+            # the default audit runs what the target allows and says what it left out
+            skipped[attack.name] = str(exc)
+            continue
+        metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),
                                   claimed_delta=target.ledger.delta, ledger=target.ledger)
+        table = candidate_table(result, target)
+        exposure: dict[str, Any] = {}
+        if table is not None:
+            tables.append(table)
+            if result.task != Task.ATTRIBUTE:
+                metrics["slices"] = slice_metrics(
+                    result.scores, result.labels, slice_masks(table), n_bootstrap=n_boot,
+                    seed=derive_seed(seed, "slices", attack.name))
+                exposure["most_exposed"] = most_exposed(table)
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
             threat_model=result.threat_model.to_dict(), config=result.config,
             compat_flags=list(result.compat_flags), notes=list(result.notes),
             query_graph=result.query_graph, metrics=metrics,
-            baseline=trivial_baseline(result.labels), runtime_s=result.runtime_s,
+            baseline=trivial_baseline(result.labels, result.train_labels, result.task),
+            runtime_s=result.runtime_s, exposure=exposure,
         ))
+    cfg = dict(config or {})
+    cfg.setdefault("suite", the_suite.name)
+    if skipped:
+        cfg["skipped_attacks"] = skipped
     g = target.graph
     summary = TargetSummary(
         architecture=target.spec.to_dict(), defense=target.defense,
@@ -249,8 +298,58 @@ def run_audit(
     guard = getattr(target.model, "release_guard", None)
     if guard is not None:  # a model that adds noise at inference: its API's ε after the audit
         ledger["serving"] = guard.summary()
-    return AuditReport(
+    report = AuditReport(
         schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=summary,
-        ledger=ledger, attacks=reports, config=dict(config or {}),
+        ledger=ledger, attacks=reports, config=cfg,
         versions=library_versions(),
     )
+    return AuditRun(report, tuple(tables))
+
+
+def run_audit(
+    target: TrainedTarget,
+    attacks: Sequence[Attack | str] | None = None,
+    *,
+    seed: int,
+    n_bootstrap: int | None = None,
+    view: str = "target",
+    exposed: frozenset[Output] = ALL_OUTPUTS,
+    config: dict[str, Any] | None = None,
+    suite: str | Suite = DEFAULT_SUITE,
+    defense_aware: bool = True,
+    compare_unit: str | None = None,
+) -> AuditReport:
+    """Run ``attacks`` (by default every attack the target exposes) and return the report.
+
+    Args:
+        target: The trained target.
+        attacks: Attack objects or registry names; None (default) runs every registered
+            attack whose required outputs ``exposed`` grants, at the suite's budgets, and
+            skips (and records) any the target cannot serve.
+        seed: Root seed of challenges, attacks and bootstrap intervals.
+        n_bootstrap: Bootstrap replicates per confidence interval (default: the suite's).
+        view: The graph view queries are evaluated in.
+        exposed: Outputs the deployment exposes.
+        config: The configuration to record in the report (e.g. CLI options).
+        suite: Budgets: ``quick``, ``standard`` (default) or ``thorough``; they apply to
+            attacks given by name too, never to attack objects.
+        defense_aware: Whether adversaries know the target's defense (default); False keeps
+            the defense-unaware adversary for comparison (recorded in each threat model).
+        compare_unit: Insist that every attack's ε lower bound be compared with the ledger in
+            this unit (``node``, ``edge``, ...); refused when the ledger or a named attack has
+            another unit. The default audit narrows to the attacks that test that unit.
+
+    Raises:
+        InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
+            of every attack's test.
+
+    Example:
+        >>> from graphleaks.data import tiny_graph
+        >>> t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=20))
+        >>> r = run_audit(t, ["confidence_mia"], seed=0, n_bootstrap=50)
+        >>> r.attacks[0].attack
+        'confidence_mia'
+    """
+    return audit_with_scores(target, attacks, seed=seed, n_bootstrap=n_bootstrap, view=view,
+                             exposed=exposed, config=config, suite=suite,
+                             defense_aware=defense_aware, compare_unit=compare_unit).report

@@ -197,6 +197,18 @@ class AuditSpec:
         text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+    def resolved_target(self) -> TargetSpec:
+        """The target with relative ``bundle`` and ``data_root`` resolved against the spec
+        file's folder, so a spec runs from any working directory (e.g. a CI runner). The
+        spec itself (and its hash) keeps the paths as written."""
+        if self.source is None:
+            return self.target
+        folder = Path(self.source).parent
+        changes = {name: str(folder / value) for name in ("bundle", "data_root")
+                   if (value := getattr(self.target, name)) is not None
+                   and not Path(value).is_absolute()}
+        return dataclasses.replace(self.target, **changes) if changes else self.target
+
     def baseline_path(self) -> Path | None:
         """The baseline report path, resolved against the spec file's folder."""
         if self.gate.baseline is None:
@@ -464,7 +476,7 @@ def run_spec(spec: AuditSpec, *, device: str = "cpu") -> Any:
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.runner import run_audit
 
-    target = build_target(spec.target, seed=spec.seed, device=device)
+    target = build_target(spec.resolved_target(), seed=spec.seed, device=device)
     attack_objs = [attacks.get(n)(**p) for n, p in spec.attacks.items()]
     config = {"bundle": spec.target.bundle, "attacks": list(spec.attacks),
               "params": {n: p for n, p in spec.attacks.items() if p},

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphleaks._progress import progress
 from graphleaks.audit.results_store import ResultsStore
 from graphleaks.audit.spec import (
     AuditSpec,
@@ -318,7 +319,7 @@ def run_sweep(
                     store.record_many(outcomes)
                     failed += sum(o["status"] == "failed" for o in outcomes)
         elif workers == 1 or len(pending) <= 1:
-            for u in pending:
+            for u in progress(pending, desc="sweep units"):
                 outcomes = run_unit(u, threads=threads_per_worker)
                 store.record_many(outcomes)
                 failed += sum(o["status"] == "failed" for o in outcomes)

@@ -36,8 +36,15 @@ def check(
         help="Write a self-contained HTML report with the gate result here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
     = False,
+    write_baseline: Annotated[Path | None, typer.Option(
+        help="First step of a CI gate: copy this report to a new baseline file here (refuses "
+             "to replace one); thresholds, if given, are still checked.")] = None,
 ) -> None:
-    """Gate a report on privacy thresholds and a baseline; exit 3 when one is crossed."""
+    """Gate a report on privacy thresholds and a baseline; exit 3 when one is crossed.
+
+    Thresholds may name a slice of the per-node risk section, e.g.
+    ``--max 'confidence_mia[degree<=2].tpr@1%fpr=0.1'``.
+    """
     import dataclasses
 
     from graphleaks.audit.junit import write_junit
@@ -52,6 +59,17 @@ def check(
 
     _check_outputs(junit, summary, html)  # before reading anything
     data = load_report(report)
+    if write_baseline is not None:
+        from graphleaks._io import write_texts_atomically
+
+        if write_baseline.exists():
+            raise InvalidConfigError(f"--write-baseline {write_baseline} already exists; "
+                                     "compare with --baseline, or delete it to start over")
+        write_texts_atomically({write_baseline: report.read_text()})
+        typer.echo(f"baseline written: {write_baseline} (gate later runs with --baseline "
+                   f"{write_baseline})", err=json_out)
+        if not max_ and config is None and baseline is None:
+            return
     gate = GateSpec()
     baseline_path = None
     if config is not None:

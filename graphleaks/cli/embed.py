@@ -34,6 +34,9 @@ def embed(
                                       "embeddings.txt and embeddings.json.")],
     dataset: Annotated[str, typer.Option(help="Dataset to embed.")] = "lastfm-asia",
     data_root: DataRoot = None,
+    edges: Annotated[Path | None, typer.Option(
+        help="Edge-list CSV of your own graph (integer node ids 0..n-1, as for graphleaks "
+             "train); replaces --dataset.")] = None,
     method: Annotated[str, typer.Option(help="deepwalk or node2vec.")] = "deepwalk",
     dimensions: Annotated[int | None, typer.Option(
         help="Embedding size (default: 64 deepwalk, 128 node2vec).")] = None,
@@ -67,21 +70,51 @@ def embed(
     settings = {k: (v if v is not None else METHOD_DEFAULTS[method][k]) for k, v in given.items()}
     config = EmbedderConfig(epochs=epochs, p=p, q=q, **settings)
     check_output_dir(out, EMBEDDINGS)  # before any training
-    graph = load_dataset(dataset, data_root=data_root)
+    if edges is not None:
+        import numpy as np
+        import torch
+
+        from graphleaks.data.files import load_edge_list, node_index
+
+        pairs = load_edge_list(edges)
+        index = node_index(edges)
+        names = {i: name for name, i in index.items()}
+        # walks follow edges both ways, as in load_graph_files (which makes graphs undirected)
+        edge_index = torch.from_numpy(np.concatenate([pairs, pairs[:, ::-1]]).T.copy())
+        num_nodes, source = int(pairs.max()) + 1, str(edges)
+    else:
+        names = {}
+        graph = load_dataset(dataset, data_root=data_root)
+        edge_index, num_nodes, source = graph.edge_index, int(graph.num_nodes), dataset
     cls = DeepWalk if method == "deepwalk" else Node2Vec
-    emb = cls(config).fit(graph.edge_index, int(graph.num_nodes), seed=seed)
+    emb = cls(config).fit(edge_index, num_nodes, seed=seed)
     npy, txt, meta = out / "embeddings.npy", out / "embeddings.txt", out / "embeddings.json"
-    record = {"dataset": dataset, "method": emb.method, "seed": emb.seed,
+    keyed = any(names.get(i, str(i)) != str(i) for i in range(emb.num_nodes))
+    record = {"dataset": source, "method": emb.method, "seed": emb.seed,
               "num_nodes": emb.num_nodes, "dimensions": emb.dimensions, "config": emb.config}
 
     def fill(tmp: Path) -> None:
         emb.save_npy(tmp / npy.name)
-        emb.save_word2vec_text(tmp / txt.name)
+        if keyed:  # string ids: key the word2vec file by them, so it reads back with --edges
+            _write_keyed_text(tmp / txt.name, emb.vectors, names)
+        else:
+            emb.save_word2vec_text(tmp / txt.name)
         (tmp / meta.name).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 
     publish_dir(out, EMBEDDINGS, fill)  # the three files appear together
     typer.echo(json.dumps({"npy": str(npy), "word2vec": str(txt), "metadata": str(meta),
                            "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
+
+
+def _write_keyed_text(path: str | Path, vectors: object, names: dict[int, str]) -> None:
+    """word2vec text keyed by the edge list's own node ids (``user_17 v1 ... vd``)."""
+    import numpy as np
+
+    arr = np.asarray(vectors)
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(f"{arr.shape[0]} {arr.shape[1]}\n")
+        for i, row in enumerate(arr.tolist()):
+            fh.write(names.get(i, str(i)) + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
 
 
 def run_embedding_audit_cli(
@@ -93,6 +126,7 @@ def run_embedding_audit_cli(
     seed: int,
     n_bootstrap: int,
     json_out: bool,
+    edges: Path | None = None,
 ) -> None:
     """Audit an embedding file against an attribute CSV; write and summarise the report.
 
@@ -111,7 +145,7 @@ def run_embedding_audit_cli(
             raise InvalidConfigError(f"unknown classifier {name!r}; choose from: "
                                      f"{', '.join(CLASSIFIER_NAMES)}")
     report = audit_embedding_files(embeddings, attributes, classifiers=names, aux_frac=aux_frac,
-                                   seed=seed, n_bootstrap=n_bootstrap)
+                                   seed=seed, n_bootstrap=n_bootstrap, edges=edges)
     json_path, md_path = write_embedding_report(report, out)
     if json_out:
         typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
@@ -144,6 +178,9 @@ def audit_embeddings_cmd(
     n_bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates per CI.")] = 1000,
     json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
     = False,
+    edges: Annotated[Path | None, typer.Option(
+        help="Edge list whose node ids (e.g. user_17) the embedding and attribute files "
+             "use; needed for string ids.")] = None,
     verbose: Verbose = False,
 ) -> None:
     """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
@@ -151,4 +188,4 @@ def audit_embeddings_cmd(
     check_output_dir(out, EMBEDDING_REPORT)  # before any work
     check_audit_options(n_bootstrap, "target")
     run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
-                            aux_frac, seed, n_bootstrap, json_out)
+                            aux_frac, seed, n_bootstrap, json_out, edges)

@@ -28,13 +28,26 @@ def sweep(
     retry_failed: Annotated[bool, typer.Option(help="Rerun runs recorded as failed.")]
     = False,
     dry_run: Annotated[bool, typer.Option(help="List the runs and exit.")] = False,
+    show_progress: Annotated[bool | None, typer.Option(
+        "--progress/--no-progress", help="Progress bar of sweep units on stderr (default: "
+                                         "when stderr is a terminal).")] = None,
+    mlflow: Annotated[bool, typer.Option(
+        "--mlflow", help="Log one MLflow run per finished sweep run (needs "
+                         "graphleaks[mlflow]).")] = False,
     verbose: Verbose = False,
 ) -> None:
     """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
+    from graphleaks._progress import progress_display
     from graphleaks.audit.sweep import expand_grid, load_sweep_spec, run_sweep
+    from graphleaks.cli.audit import want_progress
     from graphleaks.errors import DataError
 
     setup_logging(verbose)
+    tracker = None
+    if mlflow:
+        from graphleaks.audit.tracking import MlflowTracker
+
+        tracker = MlflowTracker.from_env()
     s = load_sweep_spec(spec)
     if dry_run:
         runs = [{k: r[k] for k in ("config_hash", "defense", "epsilon", "attack", "seed")}
@@ -42,12 +55,19 @@ def sweep(
         typer.echo(json.dumps(runs, indent=2))
         return
     try:
-        summary = run_sweep(s, db, workers=workers, backend=backend,
-                            retry_failed=retry_failed, address=address)
+        with progress_display(want_progress(show_progress, quiet=False, json_out=False)):
+            summary = run_sweep(s, db, workers=workers, backend=backend,
+                                retry_failed=retry_failed, address=address)
     except sqlite3.DatabaseError as exc:
         # the store carries our marker but its tables are damaged
         raise DataError(f"results store {db} is damaged ({exc}); rerun into a new --db"
                         ) from None
+    if tracker is not None:
+        from graphleaks.audit.results_store import ResultsStore
+
+        with ResultsStore(db) as store:
+            for row in store.rows(status="done"):
+                tracker.log_row(row)
     typer.echo(json.dumps(summary.to_dict(), indent=2))
     if summary.failed:
         typer.echo(f"{summary.failed} runs failed; see `graphleaks results {db} --status "

@@ -181,6 +181,60 @@ def _load_labels(lp: Path, features: Path, num_rows: int) -> torch.Tensor:
     return torch.from_numpy(y_arr)
 
 
+def node_index(edges: str | Path) -> dict[str, int]:
+    """Node id (as written) to index, from an edge list.
+
+    Integer ids map to themselves. Any other ids (``user_17``) are numbered in order of first
+    appearance; such an edge list needs a header row, because a first row with a
+    non-numeric id is read as the header.
+
+    Raises:
+        DataError: For a missing or empty file or a row with fewer than two ids.
+    """
+    path = Path(edges)
+    rows = _read_table(path, "edge list")[1]
+    if not rows:
+        raise DataError(f"edge list {path} is empty; a graph model needs edges")
+    if any(len(r) < 2 for r in rows):
+        raise DataError(f"edge list {path}: expected two columns (source, target)")
+    tokens = [t for r in rows for t in r[:2]]
+    if all(t.lstrip("-").isdigit() for t in tokens):
+        return {t: int(t) for t in dict.fromkeys(tokens)}
+    return {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+
+
+def load_edge_list(edges: str | Path) -> np.ndarray:
+    """The ``[m, 2]`` node-index pairs of an edge-list file (extra columns are ignored).
+
+    Integer ids are used as they are (as :func:`load_graph_files` reads them); string ids
+    are numbered by :func:`node_index`.
+
+    Raises:
+        DataError: For a missing or empty file, non-numeric ids or fewer than two columns.
+    """
+    path = Path(edges)
+    index = node_index(path)
+    if any(not t.lstrip("-").isdigit() for t in index):
+        # string ids: the same numbering as the embedding and attribute files use
+        rows = _read_table(path, "edge list")[1]
+        return np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
+    e = _edge_rows(path)[1]
+    if e.min() < 0:
+        raise DataError(f"edge list {path}: node ids must be non-negative")
+    return e[:, :2]
+
+
+def _edge_rows(path: Path) -> tuple[list[str], np.ndarray]:
+    """The header and every numeric column of an edge-list file, at least two."""
+    header, rows = _read_table(path, "edge list")
+    if not rows:
+        raise DataError(f"edge list {path} is empty; a graph model needs edges")
+    e = _numeric(rows, path, "edge list", np.int64)
+    if e.shape[1] < 2:
+        raise DataError(f"edge list {path}: expected two columns (source, target)")
+    return header, e
+
+
 def load_graph_files(
     edges: str | Path, *, features: str | Path, labels: str | Path | None = None
 ) -> Data:
@@ -202,12 +256,7 @@ def load_graph_files(
             range or a label count that does not match the features.
     """
     edges, features = Path(edges), Path(features)
-    header, rows = _read_table(edges, "edge list")
-    if not rows:
-        raise DataError(f"edge list {edges} is empty; a graph model needs edges")
-    e = _numeric(rows, edges, "edge list", np.int64)
-    if e.shape[1] < 2:
-        raise DataError(f"edge list {edges}: expected two columns (source, target)")
+    header, e = _edge_rows(edges)
     x = _load_features(features)
     if e[:, :2].min() < 0 or e[:, :2].max() >= x.shape[0]:
         bad = int(e[:, :2].min() if e[:, :2].min() < 0 else e[:, :2].max())

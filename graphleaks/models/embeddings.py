@@ -29,7 +29,7 @@ import math
 import os
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -369,7 +369,22 @@ def _parse_int(token: str) -> int | None:
         return None
 
 
-def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def _node_id(token: str, node_index: Mapping[str, int] | None) -> int | None:
+    """A node id token as an index: through ``node_index`` (string ids) when given."""
+    return _parse_int(token) if node_index is None else node_index.get(token)
+
+
+def _bad_id(path: Path, where: str, node_index: Mapping[str, int] | None) -> str:
+    # the token is never quoted: the file may be any file on the machine
+    if node_index is None:
+        return (f"{path}{where}: the node id is not a non-negative integer; for string ids "
+                "pass the edge list (--edges) that defines them.")
+    return f"{path}{where}: the node id is not in the edge list."
+
+
+def _read_word2vec_text(
+    path: Path, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM must not hide the first row
     except UnicodeDecodeError as exc:
@@ -405,10 +420,9 @@ def _read_word2vec_text(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[
     ids = np.empty(len(lines), dtype=np.int64)
     vectors = np.empty((len(lines), dims), dtype=np.float32)
     for row, (no, tokens) in enumerate(lines):
-        node = _parse_int(tokens[0])
+        node = _node_id(tokens[0], node_index)
         if node is None or node < 0:
-            # tokens are never quoted: the file may be any file on the machine
-            raise DataError(f"{path}:{no}: the node id is not a non-negative integer.")
+            raise DataError(_bad_id(path, f":{no}", node_index))
         try:
             values = np.array(tokens[1:], dtype=np.float64)
         except ValueError:
@@ -431,16 +445,23 @@ def _parse_float(token: str) -> float | None:
         return None
 
 
-def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
-    """Load node embeddings from a ``.npy`` array or a word2vec text (``.emd``) file.
+def load_embeddings(
+    path: PathLike, *, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Load node embeddings from a ``.npy`` array or a word2vec text or binary file.
 
     A ``.npy`` file must hold a numeric 2-D array (loaded with ``allow_pickle=False``); row
     ``i`` is node ``i``. Any other file is read as word2vec text: an optional ``"N d"`` header
     line, then one ``"node_id v1 ... vd"`` line per node (the header that the GraphLeaks scripts
     mis-parse, pitfall P4-2, is recognised; node ids need not be in order, pitfall P4-3).
+    A ``"N d"`` header followed by raw float32 rows is read as binary word2vec (gensim's
+    ``save_word2vec_format(binary=True)``).
 
     Args:
         path: The file.
+        node_index: Maps string node ids (``user_17``) to indices, e.g. from
+            :func:`graphleaks.data.files.node_index`; every id of a word2vec file is then
+            looked up in it (default: ids must be integers).
 
     Returns:
         ``(ids, vectors)``: ``int64 [n]`` node ids in file order and ``float32 [n, d]`` rows.
@@ -455,7 +476,51 @@ def load_embeddings(path: PathLike) -> tuple[npt.NDArray[np.int64], npt.NDArray[
         raise DataError(f"{p}: embedding file not found.")
     if p.suffix.lower() == ".npy":
         return _read_npy(p)
-    return _read_word2vec_text(p)
+    if _is_word2vec_binary(p):
+        return _read_word2vec_binary(p, node_index)
+    return _read_word2vec_text(p, node_index)
+
+
+def _is_word2vec_binary(path: Path) -> bool:
+    """A ``"N d"`` text header followed by bytes that are not UTF-8 text (raw float32)."""
+    with path.open("rb") as fh:
+        head = fh.readline(256)
+        body = fh.read(4096)
+    try:
+        n, d = head.decode("ascii").split()
+        int(n), int(d)
+    except (UnicodeDecodeError, ValueError):
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return path.suffix.lower() == ".bin"
+
+
+def _read_word2vec_binary(
+    path: Path, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Read gensim/word2vec's binary format (``save_word2vec_format(binary=True)``)."""
+    from gensim.models import KeyedVectors
+
+    try:
+        kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    except (ValueError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a readable binary word2vec file ({exc}).") from None
+    ids = np.empty(len(kv.index_to_key), dtype=np.int64)
+    for i, key in enumerate(kv.index_to_key):
+        node = _node_id(str(key), node_index)
+        if node is None or node < 0:
+            raise DataError(_bad_id(path, "", node_index))
+        ids[i] = node
+    vectors = np.asarray(kv.vectors, dtype=np.float32)
+    if not np.isfinite(vectors).all():
+        raise DataError(f"{path}: non-finite value (NaN or inf).")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise DataError(f"{path}: node id {int(uniq[counts > 1][0])} appears more than once.")
+    return ids, vectors
 
 
 __all__ = [

@@ -33,10 +33,13 @@ MANIFEST = "manifest.json"
 WEIGHTS = "weights.safetensors"
 EXTRAS = "extras.safetensors"
 SPLIT = "split.json"
+#: A graph read from user files travels inside the bundle, so the bundle re-audits on a
+#: machine where those files (or their absolute paths) do not exist.
+GRAPH = "graph.safetensors"
 
 
 #: Every file a bundle may hold, by its manifest key. A manifest naming anything else is refused.
-BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS}
+BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": GRAPH}
 #: Largest manifest read; a real one is a few kB, a hostile one may be anything.
 MAX_MANIFEST_BYTES = 16 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -48,6 +51,21 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _graph_tensors(graph: Data) -> dict[str, torch.Tensor]:
+    out = {"x": graph.x, "edge_index": graph.edge_index}
+    for key in ("y", "private_edge_index"):
+        if getattr(graph, key, None) is not None:
+            out[key] = getattr(graph, key)
+    return {k: v.detach().contiguous().cpu() for k, v in out.items()}
+
+
+def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
+    graph = Data(x=tensors["x"], edge_index=tensors["edge_index"], y=tensors.get("y"))
+    if "private_edge_index" in tensors:
+        graph.private_edge_index = tensors["private_edge_index"]
+    return graph
 
 
 def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = False) -> Path:
@@ -88,6 +106,9 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
         save_file(extras, str(tmp / EXTRAS))
         files["extras"] = EXTRAS
     target.split.save(tmp / SPLIT)
+    if (target.dataset or {}).get("name") == "files":
+        save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
+        files["graph"] = GRAPH
     manifest: dict[str, Any] = {
         "format": BUNDLE_FORMAT,
         "schema_version": BUNDLE_SCHEMA_VERSION,
@@ -330,6 +351,12 @@ def _bundle_graph(manifest: dict[str, Any], root: Path, data_root: str | Path | 
         except DataError as exc:
             raise DataError(f"cannot reload the bundle's dataset: {exc}") from None
     sums = manifest["sha256"]
+    if manifest["files"].get("graph") == GRAPH:  # the graph travels inside the bundle
+        tensors = _tensors(root, GRAPH, sums)
+        if "x" not in tensors or "edge_index" not in tensors:
+            raise BundleError(f"{root / GRAPH} holds no graph (x, edge_index); re-create the "
+                              "bundle with `graphleaks train`")
+        return _graph_from_tensors(tensors)
     paths: dict[str, Path | None] = {}
     for key in ("edges", "features", "labels"):
         value = ds.get(key)

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from graphleaks._progress import progress
 from graphleaks.seeding import torch_seeded
 
 
@@ -68,7 +69,7 @@ def train_node_classifier(
     best_acc, best_epoch, best_state = -1.0, 0, None
     epoch = 0
     with torch_seeded(seed):
-        for epoch in range(1, epochs + 1):
+        for epoch in progress(range(1, epochs + 1), desc="training"):
             model.train()
             opt.zero_grad()
             loss = F.cross_entropy(model(x, train_edges)[tr], targets[tr])

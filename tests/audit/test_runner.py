@@ -41,12 +41,16 @@ def test_target_without_training_signal_does_not_leak():
 
 
 def test_report_same_seed_same_numbers(trained_target, tmp_path):
-    a = run_audit(trained_target, seed=4, n_bootstrap=100)
-    b = run_audit(trained_target, seed=4, n_bootstrap=100)
+    # the default audit: every registered attack, at the quick suite's budgets
+    a = run_audit(trained_target, seed=4, n_bootstrap=100, suite="quick")
+    b = run_audit(trained_target, seed=4, n_bootstrap=100, suite="quick")
     assert a.to_dict(include_timings=False) == b.to_dict(include_timings=False)
     json_path, md_path = write_report(a, tmp_path)
     data = load_report(json_path)
-    assert data["schema_version"] == 1 and data["attacks"][0]["attack"] == "confidence_mia"
+    from graphleaks.attacks import registry
+
+    assert data["schema_version"] == 1
+    assert [x["attack"] for x in data["attacks"]] == list(registry)
     assert data["ledger"]["epsilon"] == "inf"
     text = md_path.read_text()
     assert "confidence_mia" in text and "TPR@1%FPR" in text

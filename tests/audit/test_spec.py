@@ -126,3 +126,16 @@ def test_metric_estimate_reads_report_entries():
     assert metric_estimate(attack, "epsilon_lb") == {"value": float("inf"), "ci": None}
     assert metric_estimate(attack, "f1_macro") is None
     assert "tpr@0.1%fpr" in METRICS
+
+
+def test_bundle_and_data_root_resolve_against_the_spec_file(tmp_path):
+    from graphleaks.audit.spec import load_spec
+
+    d = tmp_path / "ci"
+    d.mkdir()
+    (d / "audit.toml").write_text('[target]\nbundle = "bundles/m"\ndata_root = "data"\n'
+                                  '[attacks.confidence_mia]\n')
+    spec = load_spec(d / "audit.toml")
+    t = spec.resolved_target()
+    assert t.bundle == str(d / "bundles" / "m") and t.data_root == str(d / "data")
+    assert spec.target.bundle == "bundles/m"  # the spec (and its hash) keeps what was written

@@ -109,3 +109,46 @@ def test_bad_report_and_baseline_version(reports, tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(old))
     r = _check(reports[0], "--baseline", tmp_path / "old.json")
     assert r.exit_code == 2 and "schema_version" in r.output
+
+
+def _audited(tmp_path, trained_target):  # noqa: ANN001, ANN202
+    from graphleaks.audit.report import write_report
+    from graphleaks.audit.runner import run_audit
+
+    json_path, _ = write_report(run_audit(trained_target, ["confidence_mia"], seed=0,
+                                          n_bootstrap=50), tmp_path / "rep")
+    return json_path
+
+
+def test_slices_are_gateable_and_bad_slices_exit_2_in_one_line(tmp_path, trained_target):
+    import json as _json
+
+    from graphleaks.cli import app
+
+    path = _audited(tmp_path, trained_target)
+    sl = _json.loads(path.read_text())["attacks"][0]["metrics"]["slices"]
+    ok = next(k for k, s in sl.items() if not s.get("too_few"))
+    r = CliRunner().invoke(app, ["check", str(path), "--max", f"confidence_mia[{ok}].auc=1"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["check", str(path), "--max", f"confidence_mia[{ok}].auc=0"])
+    assert r.exit_code == 3 and f"confidence_mia[{ok}]" in r.output
+    r = CliRunner().invoke(app, ["check", str(path), "--max", "confidence_mia[degree<=99].auc=1"])
+    assert r.exit_code == 2 and "unknown slice" in r.output and "degree<=2" in r.output
+    few = [k for k, s in sl.items() if s.get("too_few")]
+    if few:
+        r = CliRunner().invoke(app, ["check", str(path), "--max",
+                                     f"confidence_mia[{few[0]}].auc=1"])
+        assert r.exit_code == 2 and "too few" in r.output
+
+
+def test_write_baseline_creates_the_first_baseline_once(tmp_path, trained_target):
+    from graphleaks.cli import app
+
+    path = _audited(tmp_path, trained_target)
+    base = tmp_path / "baseline.json"
+    r = CliRunner().invoke(app, ["check", str(path), "--write-baseline", str(base)])
+    assert r.exit_code == 0 and base.read_text() == path.read_text()
+    r = CliRunner().invoke(app, ["check", str(path), "--baseline", str(base)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["check", str(path), "--write-baseline", str(base)])
+    assert r.exit_code == 2 and "already exists" in r.output

@@ -72,3 +72,48 @@ def test_embed_bad_method(tmp_path):
     with pytest.raises(InvalidConfigError):
         run_embedding_audit_cli(tmp_path / "e.txt", tmp_path / "a.csv", tmp_path, ["knn"], 0.3,
                                 0, 100, False)
+
+
+def test_embed_a_user_edge_list(tmp_path):
+    # a ring of 12 nodes, each edge listed once
+    (tmp_path / "edges.csv").write_text("src,dst\n" + "".join(f"{i},{(i + 1) % 12}\n"
+                                                              for i in range(12)))
+    out = tmp_path / "emb"
+    res = _invoke(["embed", "--edges", str(tmp_path / "edges.csv"), "--dimensions", "4",
+                   "--walk-length", "6", "--walks-per-node", "2", "--window", "2",
+                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    ids, vec = load_embeddings(out / "embeddings.npy")
+    assert vec.shape == (12, 4) and ids.tolist() == list(range(12))
+    assert json.loads((out / "embeddings.json").read_text())["dataset"].endswith("edges.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a\n1\n2\n")  # one column: no edges
+    res = runner.invoke(app, ["embed", "--edges", str(bad), "--out", str(tmp_path / "o2")])
+    assert res.exit_code != 0 and not (tmp_path / "o2").exists()
+
+
+def test_string_ids_map_through_the_edge_list(tmp_path):
+    # two communities of users with string ids; the attribute is the community
+    import itertools
+
+    users = [f"user_{i}" for i in range(40)]
+    rows = [(a, b) for a, b in itertools.combinations(range(40), 2)
+            if (a < 20) == (b < 20) and (a * 7 + b) % 3 == 0]
+    (tmp_path / "e.csv").write_text("source,target\n" + "".join(
+        f"{users[a]},{users[b]}\n" for a, b in rows))
+    out = tmp_path / "emb"
+    res = _invoke(["embed", "--edges", str(tmp_path / "e.csv"), "--dimensions", "8",
+                   "--walk-length", "10", "--walks-per-node", "4", "--window", "3",
+                   "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert (out / "embeddings.txt").read_text().splitlines()[1].startswith("user_")
+    attr = tmp_path / "attr.csv"
+    attr.write_text("node_id,attribute\n" + "".join(f"{u},{int(i < 20)}\n"
+                                                   for i, u in enumerate(users)))
+    res = _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+                   "--attributes", str(attr), "--edges", str(tmp_path / "e.csv"),
+                   "--out", str(tmp_path / "rep"), "--classifier", "rf", "--n-bootstrap", "30"])
+    assert res.exit_code == 0, res.output
+    with pytest.raises(DataError, match="--edges"):
+        _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+                 "--attributes", str(attr), "--out", str(tmp_path / "rep2")])

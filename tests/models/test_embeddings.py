@@ -197,3 +197,20 @@ def test_bad_npy_files(tmp_path: Path) -> None:
         load_embeddings(flat)
     with pytest.raises(DataError, match="not found"):
         load_embeddings(tmp_path / "missing.npy")
+
+
+def test_binary_word2vec_files_load_like_text_ones(tmp_path):
+    import numpy as np
+    from gensim.models import KeyedVectors
+
+    from graphleaks.models.embeddings import load_embeddings
+
+    kv = KeyedVectors(vector_size=4)
+    vecs = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    kv.add_vectors(["5", "0", "2"], vecs)
+    kv.save_word2vec_format(str(tmp_path / "e.bin"), binary=True)
+    kv.save_word2vec_format(str(tmp_path / "e.txt"), binary=False)
+    ids, got = load_embeddings(tmp_path / "e.bin")
+    assert ids.tolist() == [5, 0, 2] and np.allclose(got, vecs)
+    ids_t, got_t = load_embeddings(tmp_path / "e.txt")
+    assert ids_t.tolist() == ids.tolist() and np.allclose(got_t, got, atol=1e-5)

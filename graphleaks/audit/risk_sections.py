@@ -1,0 +1,175 @@
+"""Report sections for per-node risk: slice tables, the most exposed candidates, and a
+leakage-against-degree plot; plus the labels that say what each attack's candidates are.
+
+Renderers only: every number comes from the report (computed in :mod:`graphleaks.metrics`).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+from graphleaks.audit.scores import DEGREE_BUCKETS
+
+#: What the positives and negatives of each task are.
+SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
+               "reconstruction": ("edges", "non-edges"),
+               "attribute": ("nodes with known attribute", "nodes with unknown attribute")}
+
+
+def sides(task: str) -> tuple[str, str]:
+    """Names of a task's positive and negative candidates."""
+    return SIDE_LABELS.get(task, ("positives", "negatives"))
+
+
+def candidates_cell(attack: Mapping[str, Any]) -> str:
+    """E.g. ``542 members / 542 non-members`` or ``1276 edges / 1276 non-edges``."""
+    b = attack.get("metrics", {}).get("binary", {})
+    pos, neg = sides(str(attack.get("task")))
+    return f"{b.get('n_pos')} {pos} / {b.get('n_neg')} {neg}"
+
+
+def _est(e: Mapping[str, Any] | None) -> str:
+    if not e:
+        return "–"
+    ci = e.get("ci") or [None, None]
+    if ci[0] is None:
+        return f"{float(e['value']):.3f}"
+    return f"{float(e['value']):.3f} [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
+
+
+def _slice_rows(attack: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    pos, neg = sides(str(attack.get("task")))
+    rows = []
+    for key, s in (attack.get("metrics", {}).get("slices") or {}).items():
+        counts = f"{s['n_pos']} {pos} / {s['n_neg']} {neg}"
+        if s.get("too_few"):
+            rows.append((key, counts, "too few for an interval", ""))
+            continue
+        b = s["binary"]
+        rows.append((key, counts, _est(b.get("auc")), _est(b.get("tpr_at_fpr", {}).get("0.01"))))
+    return rows
+
+
+def render_slices_markdown(report: Mapping[str, Any]) -> str:
+    """Slices of every attack, as Markdown (empty when no attack has slices)."""
+    attacks = [a for a in report.get("attacks", []) if a.get("metrics", {}).get("slices")]
+    if not attacks:
+        return ""
+    lines = ["## Per-node risk: slices", "",
+             "AUC and TPR@1%FPR with 95% bootstrap intervals on slices of each attack's "
+             "candidates: degree in the original graph (for a pair, its smaller endpoint "
+             "degree), class (for a pair, same/different class) and split part. Gate one "
+             "with `graphleaks check --max 'ATTACK[SLICE].tpr@1%fpr=0.1'`; every "
+             "candidate's score is in `scores.csv`.", ""]
+    for a in attacks:
+        lines += [f"### {a['attack']}", "", "| slice | candidates | AUC | TPR@1%FPR |",
+                  "|---|---|---|---|"]
+        lines += [f"| `{k}` | {c} | {auc} | {tpr} |" for k, c, auc, tpr in _slice_rows(a)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def degree_figure(report: Mapping[str, Any]) -> Any | None:
+    """TPR@1%FPR and AUC (with intervals) per degree bucket, one line per attack."""
+    from graphleaks.audit.html import _pyplot
+
+    keys = [k for _, _, k in DEGREE_BUCKETS]
+    series = []
+    for a in report.get("attacks", []):
+        sl = a.get("metrics", {}).get("slices") or {}
+        pts = []
+        for i, k in enumerate(keys):
+            b = (sl.get(k) or {}).get("binary")
+            if b:
+                pts.append((i, b["auc"], b["tpr_at_fpr"]["0.01"]))
+        if pts:
+            series.append((a["attack"], pts))
+    if not series:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for j, (name, pts) in enumerate(series):
+        dx = (j - (len(series) - 1) / 2) * 0.06
+        for ax, col in ((axes[0], 2), (axes[1], 1)):
+            xs = [p[0] + dx for p in pts]
+            ys = [float(p[col]["value"]) for p in pts]
+            lo = [y - float(p[col]["ci"][0]) for y, p in zip(ys, pts, strict=True)]
+            hi = [float(p[col]["ci"][1]) - y for y, p in zip(ys, pts, strict=True)]
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=name)
+    for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
+        ax.axhline(base, color="grey", ls="--", lw=1)
+        ax.set_xticks(range(len(keys)), keys)
+        ax.set_title(f"{title} by degree (95% CI)")
+        ax.grid(True, alpha=0.3)
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _exposed_table(attack: Mapping[str, Any]) -> str:
+    rows = (attack.get("exposure") or {}).get("most_exposed") or []
+    if not rows:
+        return ""
+    e = html.escape
+    pairs = "src" in rows[0]
+    pos, _ = sides(str(attack.get("task")))
+    head = "<th>edge</th>" if pairs else "<th>node</th>"
+    out = [f"<h3>{e(attack['attack'])}: the {len(rows)} most exposed {e(pos)}</h3>"
+           f"<table><tr><th>rank</th>{head}<th>degree</th><th>class</th><th>score</th></tr>"]
+    for r in rows:
+        who = f"{r['src']}–{r['dst']}" if pairs else str(r["node"])
+        out.append(f'<tr><td class="num">{r["rank"]}</td><td>{e(who)}</td>'
+                   f'<td class="num">{r["degree"]}</td><td>{e(str(r["class"]))}</td>'
+                   f'<td class="num">{r["score"]:.4g}</td></tr>')
+    out.append("</table>")
+    return "".join(out)
+
+
+def render_slices_html(report: Mapping[str, Any]) -> str:
+    """Per-node risk section of the HTML report: plot, most exposed candidates, slices."""
+    from graphleaks.audit.html import _figure
+
+    attacks = [a for a in report.get("attacks", []) if a.get("metrics", {}).get("slices")]
+    if not attacks:
+        return ""
+    e = html.escape
+    out = ["<h2>Per-node risk</h2><p>Leakage is not uniform: slices of each attack's "
+           "candidates by degree (original graph; a pair's smaller endpoint degree), class "
+           "and split part, with 95% intervals. Every candidate's score is in "
+           "<code>scores.csv</code>.</p>"]
+    fig = degree_figure(report)
+    if fig is not None:
+        out.append(_figure(fig, "TPR@1%FPR (left) and AUC (right) per degree bucket; dashed: "
+                           "chance.", "leakage against degree"))
+    # the strongest membership attack's most exposed nodes first, then the others
+    for a in attacks:
+        out.append(_exposed_table(a))
+    for a in attacks:
+        out.append(f"<h3>{e(a['attack'])}: slices</h3><table><tr><th>slice</th>"
+                   "<th>candidates</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
+        for k, c, auc, tpr in _slice_rows(a):
+            out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"
+                       f'<td class="num">{e(auc)}</td><td class="num">{e(tpr)}</td></tr>')
+        out.append("</table>")
+    return "".join(out)
+
+
+def render_attribute_markdown(report: Mapping[str, Any]) -> str:
+    """Attribute-inference results as a Markdown table (empty when none ran)."""
+    attacks = [a for a in report.get("attacks", []) if "multiclass" in a.get("metrics", {})]
+    if not attacks:
+        return ""
+    lines = ["| attribute attack | nodes with known / unknown attribute | accuracy | "
+             "gain over majority baseline | majority baseline accuracy |", "|---|---|---|---|---|"]
+    for a in attacks:
+        mc = a["metrics"]["multiclass"]
+        n_known = (a.get("baseline") or {}).get("n_known")
+        known = "?" if n_known is None else int(n_known)
+        base = (a.get("baseline") or {}).get("accuracy", mc.get("majority_baseline"))
+        lines.append(f"| {a['attack']} | {known} / {mc.get('n')} | {_est(mc.get('accuracy'))} | "
+                     f"{_est(mc.get('gain_over_baseline'))} | "
+                     f"{'–' if base is None else f'{float(base):.3f}'} |")
+    lines.append("")
+    return "\n".join(lines)

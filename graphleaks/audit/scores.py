@@ -1,0 +1,186 @@
+"""Per-candidate risk: every scored node or edge, its slices, and ``scores.csv``.
+
+An attack's candidates are node ids (membership, attribute inference) or node pairs (link
+attacks). This module attaches what an engineer can act on to each candidate (its degree,
+class and split part) and groups candidates into slices; the slice metrics themselves are
+computed in :mod:`graphleaks.metrics.slices`.
+
+Degrees are counted in the original graph (``target.graph``), undirected, so a node has the
+same degree whatever the attack's query graph.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphleaks.attacks.base import AttackResult, Task
+from graphleaks.models.target import TrainedTarget
+
+#: Degree buckets (inclusive bounds) and their slice keys. Four buckets keep enough
+#: candidates per bucket for an interval on graphs of a few thousand nodes.
+DEGREE_BUCKETS: tuple[tuple[int, float, str], ...] = (
+    (0, 2, "degree<=2"), (3, 5, "degree=3-5"), (6, 10, "degree=6-10"),
+    (11, float("inf"), "degree>=11"),
+)
+CSV_COLUMNS = ("attack", "task", "node", "src", "dst", "degree", "class", "part", "score",
+               "label")
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """One attack's candidates with their scores, truth and node attributes.
+
+    Attributes:
+        attack: Attack name.
+        task: Task value (``membership``, ``link``, ``attribute``).
+        nodes: Node ids ``[n]`` or endpoint pairs ``[n, 2]``.
+        scores: Score per candidate (predicted attribute for attribute inference).
+        labels: Truth per candidate.
+        degree: Degree of the node, or the smaller endpoint degree of a pair.
+        cls: Class of the node, or ``same``/``different`` for a pair.
+        part: Split part of the node (``train``, ``val``, ``test``, ``aux``), or of a pair
+            (``train-train``, ``train-other``, ``other-other``).
+    """
+
+    attack: str
+    task: str
+    nodes: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+    degree: np.ndarray
+    cls: np.ndarray
+    part: np.ndarray
+
+    @property
+    def is_pairs(self) -> bool:
+        """True for link candidates (node pairs)."""
+        return self.nodes.ndim == 2
+
+
+def node_attributes(target: TrainedTarget) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Degree, class and split part of every node of the target's graph."""
+    g = target.graph
+    n = int(g.num_nodes)
+    ei = g.edge_index.numpy()
+    # count each undirected edge once per endpoint, whether stored once or twice
+    pairs = np.unique(np.sort(ei.T, axis=1), axis=0) if ei.size else np.zeros((0, 2), int)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    degree = np.bincount(pairs.ravel(), minlength=n)
+    y = g.y.numpy() if getattr(g, "y", None) is not None else np.full(n, -1)
+    part = np.full(n, "other", dtype=object)
+    for name in ("aux", "val", "test", "train"):
+        part[np.asarray(getattr(target.split, name), dtype=np.int64)] = name
+    return degree, y.astype(np.int64), part
+
+
+def candidate_table(result: AttackResult, target: TrainedTarget) -> CandidateTable | None:
+    """The candidates of ``result`` with their attributes; None for repeated scores.
+
+    Results of the original code's bug reproductions carry several scores per candidate;
+    they have no per-candidate reading and get no table.
+    """
+    cand = np.asarray(result.candidates)
+    if len(result.scores) != len(cand):
+        return None
+    degree, y, part = node_attributes(target)
+    if cand.ndim == 2:
+        a, b = cand[:, 0].astype(np.int64), cand[:, 1].astype(np.int64)
+        deg = np.minimum(degree[a], degree[b])
+        cls = np.where(y[a] == y[b], "same", "different").astype(object)
+        ta, tb = part[a] == "train", part[b] == "train"
+        ppart = np.where(ta & tb, "train-train",
+                         np.where(ta | tb, "train-other", "other-other")).astype(object)
+        return CandidateTable(result.attack, result.task.value, cand.astype(np.int64),
+                              result.scores, result.labels, deg, cls, ppart)
+    idx = cand.astype(np.int64)
+    return CandidateTable(result.attack, result.task.value, idx, result.scores, result.labels,
+                          degree[idx], y[idx].astype(object), part[idx])
+
+
+def slice_masks(table: CandidateTable) -> dict[str, np.ndarray]:
+    """Slice key to candidate mask: degree buckets, classes and (for pairs) split parts.
+
+    Membership candidates are not sliced by part: their part *is* the truth (members are
+    the training nodes), so such a slice has one side only.
+    """
+    masks: dict[str, np.ndarray] = {}
+    for lo, hi, key in DEGREE_BUCKETS:
+        masks[key] = (table.degree >= lo) & (table.degree <= hi)
+    for c in sorted({str(v) for v in table.cls}, key=_natural):
+        masks[f"class={c}"] = np.asarray([str(v) == c for v in table.cls])
+    if table.is_pairs:
+        for p in ("train-train", "train-other", "other-other"):
+            masks[f"part={p}"] = table.part == p
+    return masks
+
+
+def _natural(s: str) -> tuple[int, str]:
+    return (int(s), "") if s.lstrip("-").isdigit() else (1 << 30, s)
+
+
+def most_exposed(table: CandidateTable, k: int = 10) -> list[dict[str, Any]]:
+    """The ``k`` true positives the attack ranks highest (the candidates it exposes most).
+
+    Each entry has the candidate (``node`` or ``src``/``dst``), its degree, class, score and
+    ``rank`` among all candidates (1 = highest score).
+    """
+    if table.task == Task.ATTRIBUTE.value:
+        return []
+    order = np.argsort(-table.scores, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(1, len(order) + 1)
+    out: list[dict[str, Any]] = []
+    for i in order:
+        if table.labels[i] != 1:
+            continue
+        entry: dict[str, Any] = {"degree": int(table.degree[i]), "class": str(table.cls[i]),
+                                 "score": float(table.scores[i]), "rank": int(rank[i])}
+        if table.is_pairs:
+            entry["src"], entry["dst"] = int(table.nodes[i, 0]), int(table.nodes[i, 1])
+        else:
+            entry["node"] = int(table.nodes[i])
+        out.append(entry)
+        if len(out) == k:
+            break
+    return out
+
+
+def scores_csv(tables: Sequence[CandidateTable]) -> str:
+    """Every candidate of every attack as CSV text (columns :data:`CSV_COLUMNS`).
+
+    Node candidates fill ``node``; edge candidates fill ``src`` and ``dst``. For attribute
+    inference ``score`` is the predicted attribute value and ``label`` the true one.
+    """
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for t in tables:
+        for i in range(len(t.scores)):
+            if t.is_pairs:
+                node, src, dst = "", int(t.nodes[i, 0]), int(t.nodes[i, 1])
+            else:
+                node, src, dst = int(t.nodes[i]), "", ""
+            w.writerow((t.attack, t.task, node, src, dst, int(t.degree[i]), t.cls[i],
+                        t.part[i], repr(float(t.scores[i])), int(t.labels[i])))
+    return buf.getvalue()
+
+
+def write_scores(tables: Sequence[CandidateTable], path: str | Path) -> Path:
+    """Write :func:`scores_csv` atomically to ``path``."""
+    from graphleaks._io import write_texts_atomically
+
+    p = Path(path)
+    write_texts_atomically({p: scores_csv(tables)})
+    return p
+
+
+def slices_of(report_attack: Mapping[str, Any]) -> dict[str, Any]:
+    """The slices recorded in one report attack entry (empty if none)."""
+    return dict(report_attack.get("metrics", {}).get("slices") or {})

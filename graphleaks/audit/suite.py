@@ -1,0 +1,107 @@
+"""Audit suites: which attacks a default audit runs, and at which budgets.
+
+A default audit runs every registered attack whose required outputs the deployment exposes;
+attacks that join the registry join the default audit. A suite only sets budgets: each
+override applies to an attack whose ``Config`` has that field and is ignored otherwise, so
+a new attack runs with its own defaults until the suite learns about it.
+
+Example:
+    >>> s = get_suite("quick")
+    >>> s.config_for("lira_mia", {"num_references", "ref_epochs"})["num_references"]
+    2
+    >>> sorted(SUITES)
+    ['quick', 'standard', 'thorough']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphleaks.attacks.base import ALL_OUTPUTS, Attack, Output
+from graphleaks.errors import InvalidConfigError
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Budgets of a default audit.
+
+    Attributes:
+        name: ``quick``, ``standard`` or ``thorough``.
+        n_bootstrap: Bootstrap replicates per interval.
+        overrides: Config field overrides per attack name; ``"*"`` applies to every attack.
+            A field an attack's config lacks is skipped.
+        description: One line for ``--help`` and the report.
+    """
+
+    name: str
+    n_bootstrap: int
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    description: str = ""
+
+    def config_for(self, attack: str, fields: set[str]) -> dict[str, Any]:
+        """The overrides of ``attack`` restricted to the config ``fields`` it has."""
+        merged = {**self.overrides.get("*", {}), **self.overrides.get(attack, {})}
+        return {k: v for k, v in merged.items() if k in fields}
+
+
+# Budgets were sized on bundled Cora (2,708 nodes): `standard` keeps the whole default audit
+# near 30 s on two cores; the reference/shadow counts and LinkTeller's node sample dominate.
+SUITES: dict[str, Suite] = {
+    "quick": Suite("quick", 200, {
+        "confidence_mia": {"threshold": "none"},  # skips the shadow model
+        "lira_mia": {"num_references": 2, "ref_epochs": 15},
+        "shadow_mia": {"num_shadows": 1},
+        "linkteller": {"n_nodes": 60},
+        "graph_reconstruction": {"max_epochs": 100},
+        "embedding_cluster_mia": {"ae_epochs": 50, "kmeans_init": 2},
+        "attribute_inference": {"walks_per_node": 3, "walk_length": 20},
+    }, "smoke test: fewest models and queries, 200 bootstrap replicates"),
+    "standard": Suite("standard", 1000, {
+        "lira_mia": {"num_references": 2, "ref_epochs": 30},
+        "shadow_mia": {"num_shadows": 1},
+        "linkteller": {"n_nodes": 100},
+        "graph_reconstruction": {"max_epochs": 200},
+        "embedding_cluster_mia": {"ae_epochs": 100, "kmeans_init": 3},
+        "attribute_inference": {"walks_per_node": 5, "walk_length": 20},
+    }, "the default: every applicable attack at budgets sized for ~30 s on Cora"),
+    "thorough": Suite("thorough", 2000, {
+        "lira_mia": {"num_references": 16},
+        "shadow_mia": {"num_shadows": 4},
+        "linkteller": {"n_nodes": 500},
+    }, "attack defaults or more: more reference/shadow models and queries"),
+}
+DEFAULT_SUITE = "standard"
+
+
+def get_suite(name: str | Suite) -> Suite:
+    """The suite called ``name``.
+
+    Raises:
+        InvalidConfigError: For an unknown name, listing the known ones.
+    """
+    if isinstance(name, Suite):
+        return name
+    key = str(name).strip().lower()
+    if key not in SUITES:
+        raise InvalidConfigError(f"--suite {name!r} is unknown; choose one of: "
+                                 f"{', '.join(SUITES)}")
+    return SUITES[key]
+
+
+def applicable_attacks(exposed: frozenset[Output] = ALL_OUTPUTS) -> list[str]:
+    """Registry names of every attack whose required outputs ``exposed`` grants."""
+    from graphleaks.attacks import registry
+
+    return [n for n in registry if registry.get(n).requires <= exposed]
+
+
+def build_attack(name: str, suite: Suite, params: Mapping[str, Any] | None = None) -> Attack:
+    """Attack ``name`` with the suite's budgets, then the user's ``params`` on top."""
+    from graphleaks.attacks import registry
+
+    cls = registry.get(name)
+    fields = {f.name for f in dataclasses.fields(cls.Config)}
+    return cls(**{**suite.config_for(cls.name, fields), **dict(params or {})})
