@@ -107,12 +107,15 @@ def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) ->
             )
 
 
-def check_audit_options(n_bootstrap: int, query_graph: str) -> None:
-    """Options the audit reads only at its end, checked before any training starts."""
+def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:
+    """Options the audit reads only at its end, checked before any training starts.
+
+    ``n_bootstrap`` None means the suite's own budget.
+    """
     from graphleaks.audit.spec import MAX_BOOTSTRAP
     from graphleaks.models.target import GRAPH_VIEWS
 
-    if not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
+    if n_bootstrap is not None and not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
         raise InvalidConfigError(f"--n-bootstrap must be an integer in [1, {MAX_BOOTSTRAP}], "
                                  f"got {n_bootstrap}")
     if query_graph not in GRAPH_VIEWS:

@@ -213,6 +213,7 @@ def _set(key: str, value: object) -> Callable[[dict], object]:
 
 
 def _secret_dataset(m: dict) -> None:
+    m["files"].pop("graph", None)  # a hostile manifest need not carry the graph inside
     m["dataset"] = {"name": "files", "edges": "../secret.csv", "features": "../secret.csv"}
     m["sha256"]["../secret.csv"] = hashlib.sha256((SECRET + "\n").encode()).hexdigest()
 
@@ -285,8 +286,8 @@ def _bundle_case(edit: Callable[[Path], object], graph: bool) -> Build:
 
 for _name, _edit in BUNDLE_EDITS.items():
     case("bundle", _name)(_bundle_case(_edit, graph=not _name.startswith("dataset-")))
-case("bundle", "dataset-user-files-not-given")(lambda s, a: _bundle(s, a, lambda b: None,
-                                                                    graph=False))
+case("bundle", "dataset-user-files-not-given")(
+    lambda s, a: _bundle(s, a, _manifest(lambda m: m["files"].pop("graph")), graph=False))
 
 case("bundle", "bundle-is-a-file")(
     lambda s, a: ["audit", "--bundle", str(_file(s, "b", "x")), "--out", str(s / "out")])

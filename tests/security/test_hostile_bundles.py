@@ -29,6 +29,7 @@ def test_manifest_paths_are_never_followed(hostile, bundle, secret, how):
     path = str(secret) if how == "absolute" else "../passwd.csv"
 
     def edit(m):
+        m["files"].pop("graph", None)  # a hostile manifest need not carry the graph inside
         m["dataset"] = {"name": "files", "edges": path, "features": path}
         m["sha256"][path] = hashlib.sha256(secret.read_bytes()).hexdigest()
 
@@ -37,6 +38,11 @@ def test_manifest_paths_are_never_followed(hostile, bundle, secret, how):
 
 
 def test_user_graph_files_are_given_on_the_command_line(hostile, bundle, graph_dir):
+    # a bundle carries the graph it was trained on, checksummed, and re-audits on its own
+    r = hostile.run(*_audit(hostile, bundle))
+    assert r.exit_code == 0, r.stderr
+    # without that file, the manifest's file names are never followed: the user passes them
+    hostile.edit_manifest(bundle, lambda m: m["files"].pop("graph"))
     line = hostile.refused(*_audit(hostile, bundle), match="--edges")
     assert "edges.csv" in line
     r = hostile.run(*_audit(hostile, bundle, *hostile.graph_opts(graph_dir)))

@@ -103,7 +103,7 @@ def test_a_report_folder_is_replaced_as_a_whole(hostile, bundle, graph_dir):
     assert hostile.run(*args).exit_code == 0
     assert hostile.run(*args, "--seed", "3").exit_code == 0
     assert sorted(p.name for p in (hostile.root / "rep").iterdir()) == [
-        "report.html", "report.json", "report.md"]
+        "report.html", "report.json", "report.md", "scores.csv"]
     assert json.loads((hostile.root / "rep" / "report.json").read_text())["seed"] == 3
 
 
