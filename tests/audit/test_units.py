@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -50,7 +52,8 @@ def test_feature_ldp_target_has_no_cross_unit_violation(lpgnn_target):
     text = _texts(report)
     assert "not comparable: the attack tests unit node, the ledger protects unit node_feature" \
         in text
-    assert "VIOLATION" not in text and "badge bad" not in text
+    # the verdict may grade the leak "severe" (a red badge); no badge may flag the ε claim
+    assert "VIOLATION" not in text and not re.search(r'badge bad">[^<]*ε', text)
     assert "claimed ε is below" not in text
 
 
