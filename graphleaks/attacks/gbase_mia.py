@@ -74,7 +74,9 @@ class GBASEMIAConfig(ReferenceConfig):
     """Parameters of :class:`GBASEMIA` (with the reference budget of :class:`ReferenceConfig`).
 
     Attributes:
-        offline_scale: The factor ``a`` on the reference term in the offline variant.
+        offline_scale: The factor ``a`` on the reference term in the offline variant (and in
+            the zero-hop BASE sampler); BASE's offline default 0.7, as in the authors' code,
+            where G-BASE and its zero-hop BASE share one ``threshold_scale_factor``.
         prior: Prior membership probability π.
         sampling: ``base`` (masks from zero-hop BASE probabilities) or ``random``.
         frac: Inclusion probability of each node under ``random`` sampling.
@@ -82,7 +84,7 @@ class GBASEMIAConfig(ReferenceConfig):
         chunk: Candidates evaluated in one batched forward pass.
     """
 
-    offline_scale: float = field(default=1.0, metadata={"range": (0.0, 1.0)})
+    offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
     prior: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "neither"})
     sampling: str = field(default="base", metadata={"choices": ("base", "random")})
     frac: float = field(default=0.5, metadata={"range": (0.0, 1.0)})

@@ -40,6 +40,7 @@ from graphleaks.attacks.base import (
     Task,
     ThreatModel,
 )
+from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.seeding import Rngs, derive_seed
 
@@ -50,7 +51,9 @@ class LiRAMIAConfig:
 
     Attributes:
         variant: ``offline`` (population-only references) or ``online``.
-        num_references: Number of reference models (at least 8 recommended).
+        num_references: Number of reference models (at least 8 recommended). Offline LiRA
+            works from 1: with one reference there is no per-node spread, so it uses a global
+            variance (see :func:`_masked_moments`); online needs 2.
         statistic: ``logit`` (logit-scaled true-class confidence) or ``hinge``.
         ref_epochs: Cap on the references' training epochs (the target's spec otherwise).
         fixed_variance: Use one pooled standard deviation instead of per-node ones (better
@@ -58,10 +61,21 @@ class LiRAMIAConfig:
     """
 
     variant: str = field(default="offline", metadata={"choices": ("offline", "online")})
-    num_references: int = field(default=8, metadata={"range": (2, 1024)})
+    num_references: int = field(default=8, metadata={"range": (1, 1024)})
     statistic: str = field(default="logit", metadata={"choices": ("logit", "hinge")})
     ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
     fixed_variance: bool = True
+
+    def check(self) -> None:
+        """Online LiRA needs every candidate IN and OUT of some reference (2 or more).
+
+        Raises:
+            InvalidConfigError: Naming ``num_references`` and its valid range.
+        """
+        if self.variant == "online" and self.num_references < 2:
+            raise InvalidConfigError(
+                "The num_references parameter of LiRAMIA must be in [2, 1024] for the online "
+                f"variant. Got {self.num_references!r} instead.")
 
 
 def lira_statistic(posteriors: torch.Tensor, labels: torch.Tensor, *, kind: str) -> np.ndarray:
@@ -153,10 +167,12 @@ class LiRAMIA(Attack):
                         inside[i, j] = True
 
         out_mask = ~inside
-        mu_out, sd_out = _masked_moments(phis, out_mask, cfg.fixed_variance)
+        # One reference leaves no per-node spread: a global variance is the only choice.
+        pooled = cfg.fixed_variance or n_ref == 1
+        mu_out, sd_out = _masked_moments(phis, out_mask, pooled)
         notes = [
             f"LiRA {cfg.variant}, {n_ref} reference models (<= {cfg.ref_epochs} epochs), "
-            f"statistic {cfg.statistic}, {'pooled' if cfg.fixed_variance else 'per-node'} "
+            f"statistic {cfg.statistic}, {'global' if pooled else 'per-node'} "
             "variance; references queried in the target's query graph",
             mechanism_note(mechanism, "reference models"),
         ]
@@ -207,14 +223,26 @@ def _paired_halves(n: int, k: int, rng: np.random.Generator) -> list[np.ndarray]
 
 def _masked_moments(phis: np.ndarray, mask: np.ndarray,
                     fixed_variance: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Per-node mean and standard deviation of ``phis`` over the rows where ``mask``."""
+    """Per-node mean and standard deviation of ``phis`` over the rows where ``mask``.
+
+    ``fixed_variance``: one global standard deviation, the within-node spread pooled over
+    nodes (Carlini et al.'s choice for few references). When no node has two observations
+    (a single reference) there is no within-node spread to pool; the global scale is then
+    the spread of the observations across nodes, a conservative stand-in (it also contains
+    the between-node variance). A global scale never changes the offline ranking.
+    """
     cnt = mask.sum(0)
     safe = np.maximum(cnt, 1)
     mu = np.where(mask, phis, 0.0).sum(0) / safe
     resid = np.where(mask, phis - mu, 0.0)
     if fixed_variance:
-        dof = max(int(cnt.sum()) - int((cnt > 0).sum()), 1)
-        sd = np.full(phis.shape[1], np.sqrt((resid ** 2).sum() / dof))
+        dof = int(cnt.sum()) - int((cnt > 0).sum())
+        if dof > 0:
+            sd_global = np.sqrt((resid ** 2).sum() / dof)
+        else:
+            seen = phis[mask]
+            sd_global = float(seen.std(ddof=1)) if seen.size > 1 else 1.0
+        sd = np.full(phis.shape[1], sd_global)
     else:
         sd = np.sqrt((resid ** 2).sum(0) / np.maximum(cnt - 1, 1))
     return mu, np.maximum(sd, 1e-6)

@@ -49,3 +49,62 @@ def test_overfit_target_leaks(trained_target):
 def test_needs_feature_queries(trained_target):
     with pytest.raises(CapabilityError, match="FEATURE_QUERIES"):
         run_attack(GBASEMIA(), trained_target, seed=0, exposed=frozenset({Output.POSTERIORS}))
+
+
+def test_edgeless_graph_reduces_to_base():
+    """Without edges every ball is the node alone, so G-BASE is zero-hop BASE exactly.
+
+    With the same references, the default offline configs must give the same log-odds: the
+    reference scale ``a`` of G-BASE (and of its zero-hop sampler) is BASE's (0.7, as in the
+    authors' code, where both read one ``threshold_scale_factor``).
+    """
+    from graphleaks.attacks.base import ALL_OUTPUTS, TargetView
+    from graphleaks.attacks.base_mia import BASEMIA
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data import tiny_graph
+    from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.seeding import Rngs
+
+    t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=30))
+    # The adversary's query graph has no edges (the target was trained with them).
+    t.graph.edge_index = torch.empty(2, 0, dtype=torch.long)
+    t._cache.clear()
+    assert t.edges("target").shape[1] == 0
+    gb, b = GBASEMIA(num_references=2, ref_epochs=20, num_samples=2), BASEMIA(
+        num_references=2, ref_epochs=20)
+    ch = gb.make_challenge(t, seed=0)
+    s_g = gb._score(TargetView(t, gb.threat_model, exposed=ALL_OUTPUTS, attack=gb.name), ch,
+                    Rngs.from_seed(0, "same-references")).values
+    s_b = b._score(TargetView(t, b.threat_model, exposed=ALL_OUTPUTS, attack=b.name), ch,
+                   Rngs.from_seed(0, "same-references")).values
+    np.testing.assert_allclose(s_g, s_b, atol=1e-4)
+
+
+def test_batched_gaps_match_separate_forward_passes():
+    """The disjoint-union batch gives each ball's Δ exactly as two separate GCN passes do."""
+    import torch.nn.functional as F
+    from torch_geometric.utils import subgraph
+
+    from graphleaks.data import tiny_graph
+    from graphleaks.models.gnn import GNN, ArchitectureSpec
+
+    g = tiny_graph()
+    torch.manual_seed(0)
+    model = GNN(g.x.shape[1], 3, ArchitectureSpec()).eval()
+    ei = g.edge_index
+    adj = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0].numpy(), ei[1].numpy())),
+                        shape=(g.num_nodes, g.num_nodes))
+    mask = np.random.default_rng(0).random(g.num_nodes) < 0.5
+    balls = [ball(adj, mask, v, 4) for v in (0, 7, 19)]
+    nodes, gid, uei = batched_pairs(adj, balls)
+    got = loss_gaps(model, g.x, g.y, nodes, gid, uei, len(balls))
+
+    def loss(part):
+        idx = torch.as_tensor(part, dtype=torch.long)
+        sub, _ = subgraph(idx, ei, relabel_nodes=True, num_nodes=g.num_nodes)
+        with torch.no_grad():
+            return F.cross_entropy(model(g.x[idx], sub).double(), g.y[idx], reduction="sum")
+
+    want = [float(loss(b[1:]) - loss(b)) for b in balls]
+    assert all(len(b) > 2 for b in balls)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -5,7 +5,7 @@ import torch
 from graphleaks.attacks.base import Output
 from graphleaks.attacks.harness import run_attack
 from graphleaks.attacks.lira_mia import LiRAMIA, _masked_moments, _paired_halves, lira_statistic
-from graphleaks.errors import CapabilityError
+from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.metrics import binary_metrics
 
 
@@ -52,3 +52,25 @@ def test_threat_model_declares_graph_and_labels():
 def test_labels_only_bundle_refused(trained_target):
     with pytest.raises(CapabilityError, match="POSTERIORS"):
         run_attack(LiRAMIA(), trained_target, seed=0, exposed=frozenset({Output.LABELS}))
+
+
+def test_masked_moments_single_reference_uses_a_global_scale():
+    phis = np.array([[1.0, 2.0, 4.0]])  # one reference: no node has two observations
+    mu, sd = _masked_moments(phis, np.ones_like(phis, dtype=bool), fixed_variance=True)
+    np.testing.assert_allclose(mu, phis[0])
+    np.testing.assert_allclose(sd, np.full(3, np.std(phis[0], ddof=1)))
+
+
+def test_offline_with_one_reference(trained_target):
+    r = run_attack(LiRAMIA(num_references=1, ref_epochs=40), trained_target, seed=0)
+    assert np.isfinite(r.scores).all()
+    # a real global scale, not the 1e-6 floor (which would blow scores up by 1e6)
+    assert np.abs(r.scores).max() < 1e3
+    assert any("global variance" in n for n in r.notes)
+    m = binary_metrics(r.scores, r.labels, n_bootstrap=200, seed=0)
+    assert m.auc.lo > 0.55
+
+
+def test_online_needs_two_references(trained_target):
+    with pytest.raises(InvalidConfigError, match=r"num_references .*\[2, 1024\].*online"):
+        run_attack(LiRAMIA(variant="online", num_references=1), trained_target, seed=0)
