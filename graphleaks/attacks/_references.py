@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch_geometric.utils import subgraph
 
-from graphleaks.attacks._shadow import train_on_nodes
+from graphleaks.attacks._shadow import mechanism_note, train_on_nodes
 from graphleaks.attacks.base import TargetView
 from graphleaks.attacks.lira_mia import _paired_halves
 from graphleaks.errors import InvalidConfigError
@@ -64,6 +64,7 @@ class References:
         x: Features of the query graph (what references are evaluated with).
         edges: Edges of the query graph.
         labels: Labels the adversary knows (population and candidates), indexed globally.
+        training_note: How the references were trained (for the attack's notes).
     """
 
     models: tuple[nn.Module, ...]
@@ -72,6 +73,7 @@ class References:
     x: torch.Tensor
     edges: torch.Tensor
     labels: torch.Tensor
+    training_note: str = ""
 
     def inside(self, nodes: np.ndarray) -> np.ndarray:
         """``[num_refs, len(nodes)]`` mask: whether each reference trained on each node."""
@@ -111,19 +113,36 @@ def train_references(
     labels[torch.as_tensor(aux)] = population.y
     labels[torch.as_tensor(candidates, dtype=torch.long)] = candidate_labels
     universe = np.unique(np.concatenate([aux, candidates])) if online else aux
+    # Offline references train through the target's defense (same mechanism and ε, their own
+    # noise) on the population's clean data, which the defense privatises itself. Online
+    # references also train on candidates, whose clean data the adversary does not have:
+    # they stay defense-unaware, as LiRA's online references do.
+    mechanism = None if online else target.mechanism()
+    name = getattr(population, "name", None) if "name" in population else None
     halves = _paired_halves(len(universe), num, rngs.child("references").numpy)
     models, members = [], []
     for i, local in enumerate(halves):
         nodes = universe[local]
-        idx = torch.as_tensor(nodes, dtype=torch.long)
-        # Each reference sees only its members' induced subgraph, as the inductive target does.
-        ei, _ = subgraph(idx, edges, relabel_nodes=True, num_nodes=target.num_nodes)
-        models.append(train_on_nodes(x[idx], ei, labels[idx], np.arange(len(nodes)), spec,
-                                     target.num_classes, max_epochs=max_epochs,
-                                     seed=derive_seed(rngs.seed, "reference", i)))
+        seed = derive_seed(rngs.seed, "reference", i)
+        if mechanism is not None:
+            pidx = torch.as_tensor(local, dtype=torch.long)  # offline: universe is the population
+            ei, _ = subgraph(pidx, population.edge_index, relabel_nodes=True,
+                             num_nodes=population.num_nodes)
+            models.append(train_on_nodes(population.x[pidx], ei, population.y[pidx],
+                                         np.arange(len(nodes)), spec, target.num_classes,
+                                         max_epochs=max_epochs, seed=seed, mechanism=mechanism,
+                                         name=name))
+        else:
+            idx = torch.as_tensor(nodes, dtype=torch.long)
+            # Each reference sees only its members' induced subgraph, as the inductive target
+            # does.
+            ei, _ = subgraph(idx, edges, relabel_nodes=True, num_nodes=target.num_nodes)
+            models.append(train_on_nodes(x[idx], ei, labels[idx], np.arange(len(nodes)), spec,
+                                         target.num_classes, max_epochs=max_epochs, seed=seed))
         members.append(nodes)
     return References(models=tuple(models), members=tuple(members), population=aux, x=x,
-                      edges=edges, labels=labels)
+                      edges=edges, labels=labels,
+                      training_note=mechanism_note(mechanism, "reference models"))
 
 
 def target_log_true_class(target: TargetView, nodes: np.ndarray,

@@ -188,7 +188,8 @@ class GBASEMIA(Attack):
         return AttackScores(log_in - log_out, threshold=0.0, notes=(
             f"G-BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= "
             f"{cfg.ref_epochs} epochs), {cfg.num_samples} '{cfg.sampling}' membership masks, "
-            f"{hops}-hop balls, scale a={scale:g}; target queried on submitted subgraphs",))
+            f"{hops}-hop balls, scale a={scale:g}; target queried on submitted subgraphs",
+            refs.training_note))
 
     def _inclusion(self, target: TargetView, refs: References, y: torch.Tensor, scale: float,
                    log_prior: float) -> np.ndarray:
