@@ -112,3 +112,15 @@ def test_population_without_edges_is_a_one_line_error(lpgnn_target):
     bare.mechanism = mechanism_of(pop)
     with pytest.raises(DataError, match="defense_aware=False"):
         train_shadow(bare, lpgnn_target.spec, lpgnn_target.num_classes, seed=0)
+
+
+@pytest.mark.parametrize("name", ["rmia_mia", "base_mia", "gbase_mia"])
+def test_reference_attacks_train_their_references_through_the_defense(lpgnn_target, name):
+    from graphleaks.attacks import registry
+
+    attack = registry.get(name)(num_references=1, ref_epochs=5)
+    aware = run_attack(attack, lpgnn_target, seed=0)
+    assert any("defense-aware adversary" in n for n in aware.notes)
+    unaware = run_attack(attack, lpgnn_target, seed=0, defense_aware=False)
+    assert any("defense-unaware" in n for n in unaware.notes)
+    assert not (aware.scores == unaware.scores).all()
