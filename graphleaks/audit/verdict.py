@@ -57,7 +57,7 @@ _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attr
 DEFENSE_ADVICE = {
     "membership": ("gap-ndp", "node-level DP"),
     "edges": ("gap-edp", "edge-level DP"),
-    "reconstruction": ("eclipse", "edge-level DP on the released structure"),
+    "reconstruction": ("gap-edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
 }
 #: Fewest positives and negatives an attack needs before the verdict grades it.
