@@ -127,6 +127,78 @@ def _est(e: dict[str, Any] | None) -> str:
     return f"{_fmt(e['value'])} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
+_KNOWN_KINDS = ("binary", "multiclass")
+
+
+def _binary_rows(attacks: list[dict[str, Any]]) -> list[str]:
+    """Table of the attacks with binary metrics (membership, link, reconstruction)."""
+    rows = [a for a in attacks if "binary" in a["metrics"]]
+    if not rows:
+        return []
+    lines = [
+        "| attack | members / non-members | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
+        "| accuracy at attack threshold | ε lower bound |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for a in rows:
+        b = a["metrics"]["binary"]
+        at = b.get("at_threshold")
+        acc = _est(at["accuracy"]) if at else "no threshold"
+        lb = (a["metrics"].get("epsilon_lower_bound")
+              or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
+        lines.append(
+            f"| {a['attack']} | {b['n_pos']} / {b['n_neg']} | {_est(b['auc'])} | "
+            f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
+            f"{_est(b['max_advantage'])} | {acc} | "
+            f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
+        )
+    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+
+
+def _multiclass_rows(attacks: list[dict[str, Any]]) -> list[str]:
+    """Table of the attacks with multiclass metrics (attribute inference)."""
+    rows = [a for a in attacks if "multiclass" in a["metrics"]]
+    if not rows:
+        return []
+    lines = [
+        "| attack | n | accuracy | F1 macro | majority baseline | gain over baseline | leaks |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for a in rows:
+        m = a["metrics"]["multiclass"]
+        lines.append(
+            f"| {a['attack']} | {m.get('n', '–')} | {_est(m.get('accuracy'))} | "
+            f"{_est(m.get('f1_macro'))} | {_fmt(m.get('majority_baseline'))} | "
+            f"{_est(m.get('gain_over_baseline'))} | {'yes' if m.get('leaks') else 'no'} |"
+        )
+    return lines + ["", "An attribute attack leaks only when the whole interval of its gain "
+                        "over the majority baseline is above 0.", ""]
+
+
+def _other_rows(attacks: list[dict[str, Any]]) -> list[str]:
+    """Attacks whose metrics are of a kind this writer has no table for: listed, never lost."""
+    rows = [a for a in attacks if not any(k in a["metrics"] for k in _KNOWN_KINDS)]
+    if not rows:
+        return []
+    lines = ["| attack | metrics |", "|---|---|"]
+    for a in rows:
+        lines.append(f"| {a['attack']} | {', '.join(sorted(a['metrics'])) or '–'} "
+                     "(see report.json) |")
+    return lines + [""]
+
+
+def _interval_methods(attacks: list[dict[str, Any]]) -> list[str]:
+    """One line per attack naming the interval method of each metric (e.g. at a boundary)."""
+    lines = []
+    for a in attacks:
+        for kind in _KNOWN_KINDS:
+            methods = a["metrics"].get(kind, {}).get("interval_methods")
+            if methods:
+                listed = ", ".join(f"{k}: {v}" for k, v in sorted(methods.items()))
+                lines.append(f"- interval methods of {a['attack']}: {listed}")
+    return lines + [""] if lines else []
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """A Markdown summary of a report dictionary."""
     t, led = report["target"], report["ledger"]
@@ -157,25 +229,15 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "## Attacks",
         "",
-        "Intervals are 95% stratified bootstrap intervals. Scores: higher = more likely positive.",
+        "Intervals are 95% intervals; the method of each is listed under the tables. "
+        "Scores: higher = more likely positive.",
         "",
-        "| attack | members / non-members | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
-        "| accuracy at attack threshold | ε lower bound |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for a in report["attacks"]:
-        b = a["metrics"]["binary"]
-        at = b.get("at_threshold")
-        acc = _est(at["accuracy"]) if at else "no threshold"
-        lb = (a["metrics"].get("epsilon_lower_bound")
-              or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
-        lines.append(
-            f"| {a['attack']} | {b['n_pos']} / {b['n_neg']} | {_est(b['auc'])} | "
-            f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
-            f"{_est(b['max_advantage'])} | {acc} | "
-            f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
-        )
-    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    lines += _binary_rows(report["attacks"])
+    lines += _multiclass_rows(report["attacks"])
+    lines += _other_rows(report["attacks"])
+    lines += _interval_methods(report["attacks"])
+    lines.append("")
     for a in report["attacks"]:
         lines.append(f"### {a['attack']}")
         lines.append("")

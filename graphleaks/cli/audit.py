@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from graphleaks.audit.report import AuditReport
 from graphleaks.cli._common import (
     DataRoot,
     Seed,
@@ -19,6 +18,9 @@ from graphleaks.cli._common import (
     parse_params,
     setup_logging,
 )
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 
 def audit(
