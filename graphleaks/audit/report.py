@@ -187,15 +187,27 @@ def _other_rows(attacks: list[dict[str, Any]]) -> list[str]:
     return lines + [""]
 
 
+def interval_methods_of(node: Any, path: str, out: dict[str, list[str]]) -> None:
+    """Collect ``{method: [metric paths]}`` from the estimates of a metrics dictionary."""
+    if not isinstance(node, dict):
+        return
+    if "method" in node and "ci" in node:
+        out.setdefault(str(node["method"]), []).append(path)
+        return
+    for key, value in node.items():
+        interval_methods_of(value, f"{path}.{key}" if path else str(key), out)
+
+
 def _interval_methods(attacks: list[dict[str, Any]]) -> list[str]:
     """One line per attack naming the interval method of each metric (e.g. at a boundary)."""
     lines = []
     for a in attacks:
+        found: dict[str, list[str]] = {}
         for kind in _KNOWN_KINDS:
-            methods = a["metrics"].get(kind, {}).get("interval_methods")
-            if methods:
-                listed = ", ".join(f"{k}: {v}" for k, v in sorted(methods.items()))
-                lines.append(f"- interval methods of {a['attack']}: {listed}")
+            interval_methods_of(a["metrics"].get(kind), "", found)
+        if found:
+            listed = "; ".join(f"{m}: {', '.join(paths)}" for m, paths in sorted(found.items()))
+            lines.append(f"- interval methods of {a['attack']}: {listed}")
     return lines + [""] if lines else []
 
 

@@ -49,3 +49,10 @@ def test_markdown_lists_an_unknown_metric_kind() -> None:
     }
     text = render_markdown(report)
     assert "future_attack" in text and "ranking" in text
+
+
+def test_markdown_names_the_interval_method_of_each_metric(full_report, tmp_path) -> None:
+    _, md_path = write_report(full_report, tmp_path)
+    text = md_path.read_text()
+    assert "interval methods of confidence_mia: " in text
+    assert "percentile-bootstrap: " in text and "auc" in text
