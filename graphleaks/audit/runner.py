@@ -52,8 +52,10 @@ def train_target(
         seed: Root seed: the split and training derive their seeds from it.
     """
     spec = spec or ArchitectureSpec(arch=arch)
-    msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
     defense_obj = defense_registry.get(defense)(**(defense_params or {}))
+    # Refuse an impossible size before drawing or training anything.
+    defense_obj.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
+    msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
     return defense_obj.fit(graph, msplit, model=spec, seed=derive_seed(seed, "target"),
                            dataset=dataset, device=device)
 
@@ -142,9 +144,11 @@ def run_audit(
         >>> r.attacks[0].attack
         'confidence_mia'
     """
+    resolved = [_resolve(item) for item in attacks]
+    for attack in resolved:  # refuse an impossible size before any attack runs
+        attack.check_scale(int(target.graph.num_nodes), int(target.graph.edge_index.size(1)))
     reports = []
-    for item in attacks:
-        attack = _resolve(item)
+    for attack in resolved:
         result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
                             view=view, exposed=exposed)
         metrics = evaluate_result(result, n_bootstrap=n_bootstrap,
