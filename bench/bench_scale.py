@@ -177,9 +177,18 @@ def main() -> None:
         print(report(rows))
         return
     steps = args.steps or all_steps()
+    done: set[tuple[int, str]] = set()
+    if args.out and args.out.exists():  # resume: skip what an earlier run finished
+        for ln in args.out.read_text().splitlines():
+            r = json.loads(ln)
+            if r.get("status") in ("ok", "refused"):
+                done.add((int(r["size"]), str(r["step"])))
     rows = []
-    for size in args.sizes:
-        for step in steps:
+    # Step by step across sizes, so each step's exponent is known as early as possible.
+    for step in steps:
+        for size in args.sizes:
+            if (size, step) in done:
+                continue
             row = run_step(size, step, args)
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -177,3 +177,20 @@ def test_analytic_intervals_above_the_size_limit_are_recorded() -> None:
     for name in ("accuracy", "recall", "fpr", "precision", "f1", "advantage"):
         e = getattr(ana.at_threshold, name)
         assert e.lo <= e.value <= e.hi and e.method != BOOTSTRAP
+
+
+def test_chunked_multiclass_equals_the_former_one_shot(monkeypatch) -> None:
+    from graphleaks.metrics import multiclass_metrics
+
+    rng = np.random.default_rng(0)
+    t = rng.integers(0, 4, 300)
+    p = np.where(rng.random(300) < 0.5, t, rng.integers(0, 4, 300))
+    # the former: one [B + 1, n] weight matrix
+    n, n_boot = t.size, 120
+    idx = np.random.default_rng(3).integers(0, n, size=(n_boot, n), dtype=np.int64)
+    w = np.vstack([np.ones((1, n)), _legacy_counts(idx, n)]).astype(np.float64)
+    acc = w @ (t == p).astype(np.float64) / n
+    expected = (float(acc[0]), *np.quantile(acc[1:], [0.025, 0.975]).tolist())
+    monkeypatch.setattr(bootstrap_module, "_CHUNK_ELEMENTS", 7 * n)
+    m = multiclass_metrics(t, p, n_bootstrap=n_boot, seed=3)
+    assert (m.accuracy.value, m.accuracy.lo, m.accuracy.hi) == expected
