@@ -128,7 +128,8 @@ def _row_sums(x: FloatArray) -> FloatArray:
     sum is always left to right: the same numbers for any chunking, and the same as the
     former all-replicates-at-once computation.
     """
-    return np.asarray(np.cumsum(x, axis=1)[:, -1], dtype=np.float64)
+    # A copy, not a view: a view would keep each chunk's whole [rows, n] cumsum alive.
+    return np.array(np.cumsum(x, axis=1)[:, -1], dtype=np.float64)
 
 
 @dataclass(frozen=True)

@@ -194,3 +194,21 @@ def test_chunked_multiclass_equals_the_former_one_shot(monkeypatch) -> None:
     monkeypatch.setattr(bootstrap_module, "_CHUNK_ELEMENTS", 7 * n)
     m = multiclass_metrics(t, p, n_bootstrap=n_boot, seed=3)
     assert (m.accuracy.value, m.accuracy.lo, m.accuracy.hi) == expected
+
+
+def test_bootstrap_memory_does_not_grow_with_the_number_of_replicates() -> None:
+    import tracemalloc
+
+    s, y = _data(6, 30_000, False)
+
+    def peak(n_bootstrap: int) -> int:
+        tracemalloc.start()
+        try:
+            binary_metrics(s, y, threshold=0.0, n_bootstrap=n_bootstrap, seed=0)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    # 2 chunks against 12 chunks of replicates: a B x n array (or a kept view of one chunk
+    # per chunk) would make the second peak about 6 times the first.
+    assert peak(400) < 1.3 * peak(50)
