@@ -134,7 +134,11 @@ def exponent(points: list[tuple[float, float]]) -> float | None:
 
 
 def report(rows: list[dict[str, object]]) -> str:
-    """A Markdown table of every row and the fitted exponents per step."""
+    """A Markdown table of every row and the fitted exponents per step.
+
+    A (size, step) measured more than once keeps its last row (files are read in order).
+    """
+    rows = list({(int(r["size"]), str(r["step"])): r for r in rows}.values())  # type: ignore[arg-type]
     lines = ["| step | nodes | status | CPU s | wall s | peak RSS MiB |",
              "|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (str(r["step"]), int(r["size"]))):  # type: ignore[arg-type]
