@@ -208,6 +208,25 @@ class TargetView:
         self.require(Output.FEATURE_QUERIES)
         return self._target.query(x, self._target.edges(self.view))[-1]
 
+    def query_features_rows(
+        self,
+        x: torch.Tensor,
+        rows: np.ndarray,
+        *,
+        scale_node: int | None = None,
+        scale: float = 1.0,
+        local: bool = True,
+    ) -> torch.Tensor:
+        """One API query: logits at ``rows`` for features ``x`` with one row scaled.
+
+        The same answer as ``query_features`` with ``x[scale_node] *= scale`` (float64), for
+        LinkTeller's one query per node. The harness, which serves the graph, may compute it
+        by an exact local update (``local``); the adversary learns only the answer.
+        """
+        self.require(Output.FEATURE_QUERIES)
+        return self._target.feature_query_rows(x, rows, view=self.view, scale_node=scale_node,
+                                               scale=scale, local=local)
+
     def parameters(self) -> torch.nn.Module:
         """The model itself (white box)."""
         self.require(Output.PARAMETERS)
@@ -420,6 +439,19 @@ class Attack(ABC):
             compat_flags=self.compat_flags(), notes=challenge.notes + out.notes,
             train_labels=challenge.hints.get("train_labels"),
         )
+
+    def check_scale(self, num_nodes: int, num_edges: int) -> None:
+        """Refuse, before any work, a graph too large for a step that cannot be linear.
+
+        Attacks whose cost is quadratic in a configured size (LinkTeller's pairs) override
+        this and raise :class:`InvalidConfigError` naming the limit and an estimate. The
+        default accepts every size.
+
+        Args:
+            num_nodes: Nodes of the graph to be audited.
+            num_edges: Directed edges of that graph.
+        """
+        del num_nodes, num_edges  # every size is accepted unless overridden
 
     def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
         """The default challenge for this attack's task against ``target``.

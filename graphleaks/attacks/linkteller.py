@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,7 +56,7 @@ from graphleaks.attacks.base import (
     Task,
     ThreatModel,
 )
-from graphleaks.errors import DataError
+from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import Rngs
 
@@ -74,6 +75,13 @@ class LinkTellerConfig:
         influence: The relative perturbation Δ.
         output: Influence measured on ``logits`` (original) or ``probs``.
         symmetrize: ``none`` (original: change at u when v is perturbed), ``max`` or ``mean``.
+        api: How the simulated inference API answers each query: ``local`` (an exact local
+            update of the rows the perturbation reaches, for GCN targets; other models fall
+            back to a forward pass) or ``forward`` (a full forward pass per query). Both use
+            the served graph, which the adversary never sees, and give the same scores up to
+            float rounding.
+        max_pairs: Refuse more candidate pairs than this: the influence matrix is
+            ``n_nodes²`` and the pairs ``n_nodes²/2`` (about 20 bytes per pair in all).
     """
 
     n_nodes: int = field(default=500, metadata={"range": (2, 100_000)})
@@ -83,6 +91,8 @@ class LinkTellerConfig:
     influence: float = field(default=1e-4, metadata={"range": (0.0, None), "closed": "neither"})
     output: str = field(default="logits", metadata={"choices": ("logits", "probs")})
     symmetrize: str = field(default="none", metadata={"choices": ("none", "max", "mean")})
+    api: str = field(default="local", metadata={"choices": ("local", "forward")})
+    max_pairs: int = field(default=50_000_000, metadata={"range": (1, None)})
 
 
 def sample_nodes(
@@ -106,27 +116,47 @@ def sample_nodes(
     return np.sort(rng.choice(pool, min(n, len(pool)), replace=False))
 
 
+# Working memory per candidate pair: pair ids, scores, labels, the float32 influence matrix
+# (two entries per pair) and the metrics' sort (measured about 20 bytes).
+BYTES_PER_PAIR = 20
+
+
 def influence_matrix(
     query: object, x: torch.Tensor, nodes: np.ndarray, *, delta: float, output: str = "logits",
 ) -> np.ndarray:
     """``M[i, j] = ‖f(X')_{nodes[j]} − f(X)_{nodes[j]}‖₂ / Δ`` with ``X'`` = X, row ``nodes[i]``
-    scaled by ``1 + Δ``. ``query`` maps features to outputs of all nodes (an inference API).
-    """
-    idx = torch.as_tensor(nodes, dtype=torch.long)
+    scaled by ``1 + Δ``.
 
-    def f(z: torch.Tensor) -> torch.Tensor:
-        out = query(z)  # type: ignore[operator]
+    ``query(x, rows, scale_node=v, scale=s)`` is one inference-API query: the logits at
+    ``rows`` for ``x`` with row ``v`` scaled by ``s`` (:meth:`TargetView.query_features_rows`).
+    """
+    def f(scale_node: int | None) -> torch.Tensor:
+        out = query(x, nodes, scale_node=scale_node, scale=1.0 + delta)  # type: ignore[operator]
+        out = out.double()
         return torch.softmax(out, 1) if output == "probs" else out
 
-    base = f(x)[idx].double()
+    base = f(None)
     m = np.empty((len(nodes), len(nodes)), dtype=np.float32)
-    xp = x.clone()
     for i, v in enumerate(progress(nodes.tolist(), desc="LinkTeller queries")):
-        xp[v] = x[v] * (1.0 + delta)
-        diff = f(xp)[idx].double() - base
-        xp[v] = x[v]
+        diff = f(v) - base
         m[i] = (torch.linalg.vector_norm(diff, dim=1) / delta).numpy()
     return m
+
+
+def check_pairs(n_nodes: int, max_pairs: int) -> None:
+    """Refuse a challenge of more than ``max_pairs`` pairs, with the memory it would need.
+
+    Raises:
+        InvalidConfigError: One line naming the limit and the estimate.
+    """
+    pairs = n_nodes * (n_nodes - 1) // 2
+    if pairs > max_pairs:
+        limit = int((1 + math.isqrt(1 + 8 * max_pairs)) // 2)
+        raise InvalidConfigError(
+            f"linkteller: n_nodes={n_nodes:,} gives {pairs:,} candidate pairs (an n² influence "
+            f"matrix, about {pairs * BYTES_PER_PAIR / 2**30:.1f} GiB of working memory); the "
+            f"limit is linkteller.max_pairs={max_pairs:,}, i.e. n_nodes <= {limit:,}. Lower "
+            "linkteller.n_nodes or raise linkteller.max_pairs.")
 
 
 class LinkTeller(Attack):
@@ -139,6 +169,11 @@ class LinkTeller(Attack):
                                feature_knowledge=True)
     Config = LinkTellerConfig
 
+    def check_scale(self, num_nodes: int, num_edges: int) -> None:
+        """Refuse, before any work, a challenge larger than ``max_pairs``."""
+        cfg = validate(self.config, type(self).__name__)
+        check_pairs(min(cfg.n_nodes, num_nodes), cfg.max_pairs)
+
     def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
         """All pairs among ``n_nodes`` sampled nodes; edges of the training graph are 1.
 
@@ -146,6 +181,7 @@ class LinkTeller(Attack):
         """
         cfg = validate(self.config, type(self).__name__)
         n = int(target.graph.num_nodes)
+        check_pairs(min(cfg.n_nodes, n), cfg.max_pairs)
         edges = private_edges(target)
         degree = np.bincount(edges[0].numpy(), minlength=n)
         nodes = sample_nodes(degree, cfg.n_nodes, cfg.sample_type, low=cfg.degree_low,
@@ -165,8 +201,12 @@ class LinkTeller(Attack):
         inv = inv.reshape(-1, 2)
         x = target.features().float()
         # The inference API applies the owner's private graph; the adversary never reads it.
-        m = influence_matrix(target.query_features, x, nodes, delta=cfg.influence,
-                             output=cfg.output)
+        local = cfg.api == "local"
+
+        def query(z: torch.Tensor, rows: np.ndarray, **kw: object) -> torch.Tensor:
+            return target.query_features_rows(z, rows, local=local, **kw)  # type: ignore[arg-type]
+
+        m = influence_matrix(query, x, nodes, delta=cfg.influence, output=cfg.output)
         fwd = m[inv[:, 1], inv[:, 0]].astype(np.float64)  # change at u when v is perturbed
         if cfg.symmetrize == "max":
             scores = np.maximum(fwd, m[inv[:, 0], inv[:, 1]])

@@ -1,7 +1,29 @@
-"""Audits: run attacks against a target and report what leaks."""
+"""Audits: run attacks against a target and report what leaks.
 
-from graphleaks.audit.report import AuditReport, load_report, render_markdown, write_report
-from graphleaks.audit.runner import run_audit, train_target
+The names below are loaded on first use (PEP 562), so that reading or writing a report, and
+the command line's start-up, never import torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AuditReport": "graphleaks.audit.report",
+    "load_report": "graphleaks.audit.report",
+    "render_markdown": "graphleaks.audit.report",
+    "write_report": "graphleaks.audit.report",
+    "run_audit": "graphleaks.audit.runner",
+    "train_target": "graphleaks.audit.runner",
+}
 
 __all__ = ["AuditReport", "load_report", "render_markdown", "run_audit", "train_target",
            "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its module when it is first used."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

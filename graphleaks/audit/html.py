@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._io import write_texts_atomically
+from graphleaks.audit.report import interval_methods_of
 from graphleaks.audit.risk_sections import candidates_cell
 from graphleaks.audit.spec import metric_estimate
 
@@ -374,6 +375,12 @@ def _attack_details(report: Mapping[str, Any]) -> str:
                          f"({_e(lb.get('unit', 'node'))} unit) at "
                          f"{_f(lb.get('confidence', 0.95), 2)} confidence (claimed ε "
                          f"{_e(claimed)}, {_e(led.get('unit'))} unit){flag}")
+        found: dict[str, list[str]] = {}
+        for kind in ("binary", "multiclass"):
+            interval_methods_of(a.get("metrics", {}).get(kind), "", found)
+        if found:
+            items.append("interval methods: " + "; ".join(
+                f"{_e(m)}: {_e(', '.join(paths))}" for m, paths in sorted(found.items())))
         if a.get("compat_flags"):
             items.append('<span class="badge warn">compatibility flags on</span> '
                          + _e(", ".join(a["compat_flags"])))
@@ -441,8 +448,9 @@ def render_html(
     if gate is not None:
         body.append(_gate_section(gate))
     body.append(_target_section(report))
-    body.append("<h2>Attacks</h2><p>Values with 95% stratified bootstrap intervals in "
-                "brackets. Scores: higher = more likely positive. TPR@x%FPR is the true "
+    body.append("<h2>Attacks</h2><p>Values with 95% intervals in brackets (stratified "
+                "bootstrap unless the attack details name another method). Scores: higher = "
+                "more likely positive. TPR@x%FPR is the true "
                 "positive rate at a false positive rate of x (a fraction, not a percent).</p>")
     body.append(_binary_table(report, gate))
     body.append(_multiclass_table(report))

@@ -224,12 +224,77 @@ def _verdict(bound: dict[str, Any]) -> str:
     return f" — **{text}**" if cmp.get("violation") and cmp.get("sound") else f" — {text}"
 
 
+_KNOWN_KINDS = ("binary", "multiclass")
+
+
+def _binary_rows(attacks: list[dict[str, Any]]) -> list[str]:
+    """Table of the attacks with binary metrics (membership, link, reconstruction)."""
+    from graphleaks.audit.risk_sections import candidates_cell
+
+    rows = [a for a in attacks if "binary" in a["metrics"]]
+    if not rows:
+        return []
+    lines = [
+        "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
+        "| accuracy at attack threshold | ε lower bound |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for a in rows:
+        b = a["metrics"]["binary"]
+        at = b.get("at_threshold")
+        acc = _est(at["accuracy"]) if at else "no threshold"
+        lb = (a["metrics"].get("epsilon_lower_bound")
+              or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
+        lines.append(
+            f"| {a['attack']} | {candidates_cell(a)} | {_est(b['auc'])} | "
+            f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
+            f"{_est(b['max_advantage'])} | {acc} | "
+            f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
+        )
+    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+
+
+def _other_rows(attacks: list[dict[str, Any]]) -> list[str]:
+    """Attacks whose metrics are of a kind this writer has no table for: listed, never lost."""
+    rows = [a for a in attacks if not any(k in a["metrics"] for k in _KNOWN_KINDS)]
+    if not rows:
+        return []
+    lines = ["| attack | metrics |", "|---|---|"]
+    for a in rows:
+        lines.append(f"| {a['attack']} | {', '.join(sorted(a['metrics'])) or '–'} "
+                     "(see report.json) |")
+    return lines + [""]
+
+
+def interval_methods_of(node: Any, path: str, out: dict[str, list[str]]) -> None:
+    """Collect ``{method: [metric paths]}`` from the estimates of a metrics dictionary."""
+    if not isinstance(node, dict):
+        return
+    if "method" in node and "ci" in node:
+        out.setdefault(str(node["method"]), []).append(path)
+        return
+    for key, value in node.items():
+        interval_methods_of(value, f"{path}.{key}" if path else str(key), out)
+
+
+def _interval_methods(attacks: list[dict[str, Any]]) -> list[str]:
+    """One line per attack naming the interval method of each metric (e.g. at a boundary)."""
+    lines = []
+    for a in attacks:
+        found: dict[str, list[str]] = {}
+        for kind in _KNOWN_KINDS:
+            interval_methods_of(a["metrics"].get(kind), "", found)
+        if found:
+            listed = "; ".join(f"{m}: {', '.join(paths)}" for m, paths in sorted(found.items()))
+            lines.append(f"- interval methods of {a['attack']}: {listed}")
+    return lines + [""] if lines else []
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """A Markdown summary of a report dictionary."""
     t, led = report["target"], report["ledger"]
     ds = t["dataset"].get("name", "user graph") if t["dataset"] else "user graph"
     from graphleaks.audit.risk_sections import (
-        candidates_cell,
         render_attribute_markdown,
         render_slices_markdown,
     )
@@ -267,28 +332,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         "## Attacks",
         "",
-        "Intervals are 95% stratified bootstrap intervals. Scores: higher = more likely positive.",
+        "Intervals are 95% intervals; the method of each is listed under the tables. "
+        "Scores: higher = more likely positive.",
         "",
-        "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
-        "| accuracy at attack threshold | ε lower bound |",
-        "|---|---|---|---|---|---|---|---|",
     ]
-    for a in report["attacks"]:
-        if "binary" not in a["metrics"]:
-            continue  # attribute inference: its own table below
-        b = a["metrics"]["binary"]
-        at = b.get("at_threshold")
-        acc = _est(at["accuracy"]) if at else "no threshold"
-        lb = (a["metrics"].get("epsilon_lower_bound")
-              or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
-        lines.append(
-            f"| {a['attack']} | {candidates_cell(a)} | {_est(b['auc'])} | "
-            f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
-            f"{_est(b['max_advantage'])} | {acc} | "
-            f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
-        )
-    lines += ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", "",
-              render_attribute_markdown(report)]
+    lines += _binary_rows(report["attacks"])
+    lines.append(render_attribute_markdown(report))
+    lines += _other_rows(report["attacks"])
+    lines += _interval_methods(report["attacks"])
     lines += _canary_lines(report.get("canary_audits", []))
     for a in report["attacks"]:
         lines.append(f"### {a['attack']}")

@@ -69,9 +69,11 @@ def train_target(
         seed: Root seed: the split and training derive their seeds from it.
     """
     spec = spec or ArchitectureSpec(arch=arch)
+    defense_obj = defense_registry.get(defense)(**(defense_params or {}))
+    # Refuse an impossible size before drawing or training anything.
+    defense_obj.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
     msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
     check_trainable(graph, msplit)
-    defense_obj = defense_registry.get(defense)(**(defense_params or {}))
     return defense_obj.fit(graph, msplit, model=spec, seed=derive_seed(seed, "target"),
                            dataset=dataset, device=device)
 
@@ -250,7 +252,18 @@ def audit_with_scores(
         if default:  # the default audit narrows to the attacks that test that unit
             attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]
         _check_compare_unit(compare_unit, target.ledger, attack_objs)
-    reports, tables, skipped = [], [], {}
+    skipped: dict[str, str] = {}
+    size = (int(target.graph.num_nodes), int(target.graph.edge_index.size(1)))
+    for attack in list(attack_objs):  # refuse an impossible size before any attack runs
+        try:
+            attack.check_scale(*size)
+        except InvalidConfigError as exc:
+            if not default:
+                raise
+            # the default audit runs what fits and says what it left out, and why
+            skipped[attack.name] = str(exc)
+            attack_objs.remove(attack)
+    reports, tables = [], []
     for attack in progress(attack_objs, desc="attacks"):
         try:
             result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from torch_geometric.data import Data
+
+if TYPE_CHECKING:  # imported lazily: the CLI starts without torch_geometric
+    from torch_geometric.data import Data
 
 from graphleaks.errors import InvalidConfigError
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from graphleaks._validation import validate as validate_config
-from graphleaks.audit.report import AuditReport
 from graphleaks.cli._common import (
     DataRoot,
     Seed,
@@ -21,6 +19,9 @@ from graphleaks.cli._common import (
     setup_logging,
 )
 from graphleaks.seeding import derive_seed as derive
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 
 def audit(
@@ -188,6 +189,8 @@ def audit(
             target = load_bundle(bundle, graph=graph, data_root=data_root)
         else:
             graph, ds = load_graph(dataset, data_root, edges, features, labels)
+            for a in attack_objs if names else []:  # an impossible size, before training
+                a.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
             target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
                                   defense_params=defense_params(defense, params, epsilon,
                                                                delta),
@@ -217,6 +220,7 @@ def audit(
 def _canary_configs(units: list[str], *, canaries: int, attack: str, defense: str,
                     params: dict[str, Any]) -> list[Any]:
     """Validate every requested canary audit before anything is trained."""
+    from graphleaks._validation import validate as validate_config
     from graphleaks.audit.canary import CanaryConfig, check_unit
     from graphleaks.defenses import registry as defenses
 

@@ -1,11 +1,77 @@
-"""``graphleaks list``: what can be audited with what."""
+"""``graphleaks list``: what can be audited with what.
+
+Listing names must not cost the seconds of CPU that importing torch and torch_geometric does
+(the registries are filled by importing every attack and defense module). The rows are
+therefore kept in a small catalogue file in the cache folder, keyed by a digest of the
+package's own source files: any edit, added attack or new version makes a new key, and the
+slow path (import the registries) runs once and rewrites it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Annotated
 
 import typer
+
+KINDS = ("attacks", "defenses", "datasets", "architectures")
+
+
+def _cache_dir() -> Path:
+    """The writable cache (``GRAPHLEAKS_CACHE``, default ``~/.cache/graphleaks``)."""
+    env = os.environ.get("GRAPHLEAKS_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "graphleaks"
+
+
+def source_digest() -> str:
+    """A digest of every source file of the installed package (a few ms for ~100 files)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _build_catalogue() -> dict[str, dict[str, str]]:
+    """Rows of every kind, from the registries themselves (imports torch)."""
+    from graphleaks.attacks import registry as attacks
+    from graphleaks.data.datasets import datasets
+    from graphleaks.defenses import registry as defenses
+    from graphleaks.models.gnn import ARCHITECTURES
+
+    return {
+        "attacks": {n: f"[{attacks.get(n).task.value}] "
+                       f"{attacks.get(n).threat_model.describe()}" for n in attacks.names()},
+        "defenses": {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()},
+        "datasets": {n: datasets.get(n).description for n in datasets.names()},
+        "architectures": {a: "" for a in ARCHITECTURES},
+    }
+
+
+def catalogue(*, use_cache: bool = True) -> dict[str, dict[str, str]]:
+    """The listing rows, from the cache when it matches the sources, else rebuilt."""
+    path = _cache_dir() / f"catalogue-{source_digest()}.json"
+    if use_cache:
+        try:
+            data = json.loads(path.read_text())
+            if isinstance(data, dict) and set(data) == set(KINDS):
+                return data
+        except (OSError, ValueError):
+            pass  # missing or damaged: rebuild below
+    rows = _build_catalogue()
+    if use_cache:
+        try:
+            from graphleaks._io import write_texts_atomically
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_texts_atomically({path: json.dumps(rows, sort_keys=True)})
+        except OSError:
+            pass  # a read-only home only costs speed, never the listing
+    return rows
 
 
 def list_cmd(
@@ -14,25 +80,12 @@ def list_cmd(
     json_out: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List registered attacks, defenses, datasets or architectures."""
-    from graphleaks.attacks import registry as attacks
-    from graphleaks.data.datasets import datasets
-    from graphleaks.defenses import registry as defenses
     from graphleaks.errors import InvalidConfigError
-    from graphleaks.models.gnn import ARCHITECTURES
 
-    rows: dict[str, str]
-    if what == "attacks":
-        rows = {n: f"[{attacks.get(n).task.value}] {attacks.get(n).threat_model.describe()}"
-                for n in attacks.names()}
-    elif what == "defenses":
-        rows = {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()}
-    elif what == "datasets":
-        rows = {n: datasets.get(n).description for n in datasets.names()}
-    elif what == "architectures":
-        rows = {a: "" for a in ARCHITECTURES}
-    else:
+    if what not in KINDS:
         raise InvalidConfigError(
             f"cannot list {what!r}; choose attacks, defenses, datasets or architectures")
+    rows = catalogue()[what]
     if json_out:
         typer.echo(json.dumps(rows, indent=2))
     else:

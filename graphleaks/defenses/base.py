@@ -57,6 +57,19 @@ class Defense(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
 
+    def check_scale(self, num_nodes: int, num_edges: int) -> None:
+        """Refuse, before any work, a graph too large for a step that cannot be linear.
+
+        Defenses with an ``O(n²)`` step (an exact dense release) override this and raise
+        :class:`InvalidConfigError` naming the limit and an estimate; the default accepts
+        every size.
+
+        Args:
+            num_nodes: Nodes of the graph.
+            num_edges: Directed edges of the graph.
+        """
+        del num_nodes, num_edges  # every size is accepted unless overridden
+
     def fit(
         self, graph: Data, split: MembershipSplit, *, model: ArchitectureSpec, seed: int,
         dataset: dict[str, Any] | None = None, device: str = "cpu",

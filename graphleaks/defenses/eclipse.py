@@ -49,6 +49,11 @@ from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyLedger, PrivacyUni
 from graphleaks.seeding import Rngs, derive_seed
 
 PAPER_NOTE = "authors' claim: singular vectors not privatized"
+# CPU seconds per n² of the quadratic step, one thread, measured on the 2-core reference
+# machine (bench/bench_scale.py): the blockwise top-T scan of U·diag(s)·Vᵀ (r = 20) and the
+# single noise pass of eclipse-strict (randn of n²/2 entries and the (k + l)-column sketch).
+SECONDS_PER_N2 = {"paper": 3.8e-9, "strict": 4.8e-8}
+DEFAULT_MAX_NODES = {"paper": 400_000, "strict": 150_000}
 DENSE_LIMIT = 400  # below this many nodes a dense SVD is used (tiny graphs only)
 
 
@@ -77,37 +82,54 @@ def truncated_svd(a: sp.csr_matrix, rank: int, seed: int) -> tuple[np.ndarray, .
 
 
 def top_upper_entries(
-    left: np.ndarray, right: np.ndarray, count: int, block_rows: int = 1024
+    left: np.ndarray, right: np.ndarray, count: int, block_rows: int | None = None,
+    block_elements: int = 1 << 22,
 ) -> np.ndarray:
     """Pair keys of the ``count`` largest strict-upper-triangle entries of ``left @ right``.
 
-    ``left`` is n×r and ``right`` r×n; the product is evaluated in row blocks and only the
-    running top-``count`` candidates are kept, so no n×n matrix is ever held.
+    ``left`` is n×r and ``right`` r×n. The product is evaluated in row blocks of at most
+    ``block_elements`` entries; each block keeps only its entries above the running
+    threshold (the current ``count``-th best value), reduced at once to its own top
+    ``count``, and is merged into the running top ``count``. Memory is ``O(count + block)``:
+    neither the n×n product nor a whole first block of candidates is ever held.
+
+    Args:
+        left: ``[n, r]``.
+        right: ``[r, n]``.
+        count: How many entries to keep.
+        block_rows: Rows per block (default: as many as fit ``block_elements``).
+        block_elements: Entries per block when ``block_rows`` is not given (4 M: 16 MB).
     """
     n = left.shape[0]
     count = min(int(count), num_pairs(n))
     if count <= 0:
         return np.empty(0, dtype=np.int64)
+    rows_per_block = block_rows or max(1, block_elements // max(1, n))
     lt = torch.from_numpy(np.ascontiguousarray(left, dtype=np.float32))
     rt = torch.from_numpy(np.ascontiguousarray(right, dtype=np.float32))
     cols = torch.arange(n)
     best_v = torch.empty(0)
     best_k = torch.empty(0, dtype=torch.long)
     thresh = -math.inf
-    for a in range(0, n - 1, block_rows):
-        b = min(n, a + block_rows)
+    for a in range(0, n - 1, rows_per_block):
+        b = min(n, a + rows_per_block)
         blk = lt[a:b] @ rt
         rows = torch.arange(a, b).unsqueeze(1)
         mask = (cols.unsqueeze(0) > rows) & (blk > thresh)
         r_idx, c_idx = mask.nonzero(as_tuple=True)
         vals = blk[r_idx, c_idx]
         keys = (r_idx + a).long() * n + c_idx.long()
+        del blk, mask
+        if len(vals) > count:  # reduce the block at once, before merging
+            top = torch.topk(vals, count)
+            vals, keys = top.values, keys[top.indices]
         best_v = torch.cat([best_v, vals])
         best_k = torch.cat([best_k, keys])
         if len(best_v) > count:
             top = torch.topk(best_v, count)
             best_v, best_k = top.values, best_k[top.indices]
-            thresh = float(best_v[-1])
+        if len(best_v) == count:
+            thresh = float(best_v.min())
     return np.sort(best_k.numpy())
 
 
@@ -140,18 +162,30 @@ def _noisy_matmul(
 
 def noisy_lowrank(
     a: sp.csr_matrix, rank: int, sigma: float, seed: int, *, oversample: int = 10,
-    n_iter: int = 2, tile: int = 2048,
+    tile: int = 2048,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top-``rank`` SVD of A + G by a randomized range finder (Halko et al.), symmetric."""
+    """Top-``rank`` SVD of A + G from one pass over the noise G.
+
+    G is n² Gaussian entries regenerated tile by tile, and drawing it is the cost: the
+    former range finder with two power iterations drew every tile four times (time
+    exponent 1.6 and rising). Here both sketches of the single-pass method of Tropp,
+    Yurtsever, Udell & Cevher (2017, SIAM J. Matrix Anal. Appl. 38:1454) are taken in the
+    same sweep, ``Y = (A+G)Ω`` and ``W = (A+G)Ψ``, so each tile is drawn once for all
+    products. Then ``Q = orth(Y)``, ``Qᵀ(A+G) ≈ (ΨᵀQ)⁺ Wᵀ`` (A+G is symmetric), and the SVD
+    of that ``k × n`` matrix gives the factors. Everything after A + G is post-processing,
+    so the privacy guarantee is unchanged; memory is ``O(n·(k + l))``.
+    """
     n = a.shape[0]
-    q_dim = min(n, rank + oversample)
+    k = min(n, rank + oversample)
+    ell = min(n, 2 * k + 1)
     rng = np.random.default_rng(derive_seed(seed, "omega"))
-    y = _noisy_matmul(a, rng.standard_normal((n, q_dim)), sigma, seed, tile)
+    omega = rng.standard_normal((n, k))
+    psi = rng.standard_normal((n, ell))
+    sketch = _noisy_matmul(a, np.hstack([omega, psi]), sigma, seed, tile)
+    y, w = sketch[:, :k], sketch[:, k:]
     q, _ = np.linalg.qr(y)
-    for _ in range(n_iter):
-        q, _ = np.linalg.qr(_noisy_matmul(a, q, sigma, seed, tile))
-    bt = _noisy_matmul(a, q, sigma, seed, tile)  # (A+G) Q = ((Qᵀ(A+G))ᵀ), A+G symmetric
-    ub, s, vt = np.linalg.svd(bt.T, full_matrices=False)
+    x, *_ = np.linalg.lstsq(psi.T @ q, w.T, rcond=None)
+    ub, s, vt = np.linalg.svd(x, full_matrices=False)
     u = q @ ub
     return u[:, :rank], s[:rank], vt[:rank]
 
@@ -165,6 +199,9 @@ class EclipseConfig:
         rank: Rank r of the truncated SVD (paper default 20).
         delta: δ; ``None`` means the paper's rule in paper mode and 1e-6 in strict mode.
         count_fraction: Share ε_e/ε spent on the edge count.
+        max_nodes: Refuse larger graphs before any work: both modes scan all n² pairs (and
+            eclipse-strict draws n²/2 noise entries). ``None``: 400,000 nodes in paper mode
+            (about 10 CPU-minutes), 150,000 in strict mode (about 18 CPU-minutes).
     """
 
     epsilon: float = field(default=1.0, metadata={"range": (0, None), "closed": "neither"})
@@ -173,6 +210,8 @@ class EclipseConfig:
                                                         "closed": "neither", "optional": True})
     count_fraction: float = field(default=0.01, metadata={"range": (0.0, 1.0),
                                                           "closed": "neither"})
+    max_nodes: int | None = field(default=None, metadata={"range": (2, None),
+                                                         "optional": True})
 
 
 class Eclipse(Defense):
@@ -192,11 +231,29 @@ class Eclipse(Defense):
     Config = EclipseConfig
     strict: bool = False
 
+    def check_scale(self, num_nodes: int, num_edges: int) -> None:
+        """Refuse a graph whose n² step exceeds ``max_nodes``, with the time it would take.
+
+        Raises:
+            InvalidConfigError: One line naming the limit and the estimate.
+        """
+        mode = "strict" if self.strict else "paper"
+        limit = self.config.max_nodes or DEFAULT_MAX_NODES[mode]
+        if num_nodes > limit:
+            hours = SECONDS_PER_N2[mode] * float(num_nodes) ** 2 / 3600.0
+            what = ("one pass over n²/2 Gaussian noise entries" if self.strict else
+                    "a scan of all n²/2 pairs of the rank-r product")
+            raise InvalidConfigError(
+                f"{self.name}: {num_nodes:,} nodes need {what}, about {hours:.1f} CPU-hours "
+                f"(estimate, one thread); the limit is {self.name}.max_nodes={limit:,}. "
+                f"Raise {self.name}.max_nodes to run it anyway.")
+
     def _fit(
         self, graph: Data, split: MembershipSplit, spec: ArchitectureSpec, seed: int
     ) -> TrainedTarget:
         cfg = self.config
         n = graph.num_nodes
+        self.check_scale(n, int(graph.edge_index.size(1)))
         if cfg.rank >= n:
             raise InvalidConfigError(f"The rank parameter of {type(self).__name__} must be "
                                      f"smaller than the number of nodes ({n}). "

@@ -21,9 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.metrics import intervals as ci
 from graphleaks.metrics.bootstrap import (
-    _binary_counts,
     _check_bootstrap_args,
+    binary_count_chunks,
     percentile_interval,
 )
 
@@ -118,6 +119,19 @@ def _check_fpr(fpr: float, owner: str) -> float:
 # --------------------------------------------------------------------------- ROC core
 
 
+def _row_sums(x: FloatArray) -> FloatArray:
+    """Sum each row left to right, whatever the number of rows.
+
+    ``np.sum(axis=1)`` adds pairwise in a one-row (contiguous) array but left to right in the
+    column-major arrays that fancy indexing makes of several rows, so the same row would sum
+    to a different last bit in a chunk of one replicate than in a chunk of many. A cumulative
+    sum is always left to right: the same numbers for any chunking, and the same as the
+    former all-replicates-at-once computation.
+    """
+    # A copy, not a view: a view would keep each chunk's whole [rows, n] cumsum alive.
+    return np.array(np.cumsum(x, axis=1)[:, -1], dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class _RocCounts:
     """Exact ROC points of several weightings (bootstrap replicates) of one data set.
@@ -185,14 +199,14 @@ class _RocCounts:
     def auc(self) -> FloatArray:
         """Trapezoidal ROC AUC per row (exact; ties count half)."""
         tpr, fpr = self.tpr, self.fpr
-        area = np.sum(np.diff(fpr, axis=1) * (tpr[:, 1:] + tpr[:, :-1]), axis=1) / 2.0
+        area = _row_sums(np.diff(fpr, axis=1) * (tpr[:, 1:] + tpr[:, :-1])) / 2.0
         return np.asarray(area, dtype=np.float64)
 
     def average_precision(self) -> FloatArray:
         """Average precision per row: sum of recall increments times precision."""
         predicted = self.tp + self.fp
         precision = np.divide(self.tp, predicted, out=np.zeros_like(self.tp), where=predicted > 0)
-        ap = np.sum(np.diff(self.tpr, axis=1) * precision[:, 1:], axis=1)
+        ap = _row_sums(np.diff(self.tpr, axis=1) * precision[:, 1:])
         return np.asarray(ap, dtype=np.float64)
 
     def max_advantage(self) -> FloatArray:
@@ -591,17 +605,21 @@ def duddu_onehot_confidence_accuracy(
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its bootstrap confidence interval.
+    """A point estimate with its confidence interval and the method that gave the interval.
 
     Attributes:
         value: The metric on the evaluation set.
-        lo: Lower end of the percentile-bootstrap interval.
-        hi: Upper end of the percentile-bootstrap interval.
+        lo: Lower end of the interval.
+        hi: Upper end of the interval.
+        method: How the interval was computed: ``"percentile-bootstrap"`` by default, or one
+            of the analytic methods of :mod:`graphleaks.metrics.intervals` (at the boundary of
+            the metric's range, or above the bootstrap size limit).
     """
 
     value: float
     lo: float
     hi: float
+    method: str = ci.BOOTSTRAP
 
     @property
     def ci(self) -> tuple[float, float]:
@@ -609,8 +627,8 @@ class Estimate:
         return (self.lo, self.hi)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return ``{"value": v, "ci": [lo, hi]}``."""
-        return {"value": self.value, "ci": [self.lo, self.hi]}
+        """Return ``{"value": v, "ci": [lo, hi], "method": m}``."""
+        return {"value": self.value, "ci": [self.lo, self.hi], "method": self.method}
 
     @classmethod
     def from_replicates(cls, values: FloatArray, confidence: float) -> Estimate:
@@ -657,9 +675,14 @@ def _fpr_key(fpr: float) -> str:
     return repr(float(fpr))
 
 
+# Above this many scored candidates the bootstrap is replaced by analytic intervals: drawing
+# B x n counts then costs far more than the attack (1000 x 400k draws at a 1M-node audit).
+ANALYTIC_ABOVE = 200_000
+
+
 @dataclass(frozen=True)
 class BinaryMetrics:
-    """All metrics of one binary attack evaluation, each with a bootstrap interval.
+    """All metrics of one binary attack evaluation, each with a confidence interval.
 
     Attributes:
         auc: ROC AUC.
@@ -670,9 +693,11 @@ class BinaryMetrics:
             None.
         n_pos: Number of positives.
         n_neg: Number of negatives.
-        n_bootstrap: Number of bootstrap replicates.
+        n_bootstrap: Number of bootstrap replicates (0 when every interval is analytic).
         confidence: Two-sided confidence level of the intervals.
         seed: Seed of the bootstrap.
+        interval: ``"percentile-bootstrap"`` (analytic only at the boundary) or
+            ``"analytic"`` (above the size limit); each estimate names its own method.
     """
 
     auc: Estimate
@@ -685,6 +710,7 @@ class BinaryMetrics:
     n_bootstrap: int
     confidence: float
     seed: int
+    interval: str = ci.BOOTSTRAP
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict: intervals as ``[lo, hi]``, FPR keys as strings."""
@@ -699,7 +725,84 @@ class BinaryMetrics:
             "n_bootstrap": self.n_bootstrap,
             "confidence": self.confidence,
             "seed": self.seed,
+            "interval": self.interval,
         }
+
+
+def _reduce_chunk(
+    roc: _RocCounts, targets: list[float], s_pos: FloatArray, s_neg: FloatArray,
+    w_pos: FloatArray, w_neg: FloatArray, threshold: float | None,
+) -> dict[str, FloatArray]:
+    """Every metric of a chunk of weightings (rows), reduced at once to one value per row."""
+    out = {"auc": roc.auc(), "average_precision": roc.average_precision(),
+           "max_advantage": roc.max_advantage()}
+    for f in targets:
+        out[f"tpr@{f!r}"] = roc.tpr_at(f)
+    if threshold is not None:
+        tp = w_pos @ (s_pos >= threshold).astype(np.float64)
+        fp = w_neg @ (s_neg >= threshold).astype(np.float64)
+        for k, v in _rates_at_counts(tp, fp, roc.n_pos, roc.n_neg).items():
+            out[f"at:{k}"] = v
+    return out
+
+
+def _f1(p: float, r: float) -> float:
+    return 2.0 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def _analytic_intervals(
+    roc: _RocCounts, s_pos: FloatArray, s_neg: FloatArray, targets: list[float],
+    counts_at: tuple[float, float] | None, confidence: float,
+) -> dict[str, tuple[float, float, str]]:
+    """Closed-form ``(lo, hi, method)`` of every metric (see :mod:`.intervals`).
+
+    Args:
+        roc: ROC counts of the data itself (one row).
+        s_pos: Scores of the positives.
+        s_neg: Scores of the negatives.
+        targets: FPR points of ``tpr_at_fpr``.
+        counts_at: ``(tp, fp)`` at the fixed threshold, or None.
+        confidence: Two-sided confidence level.
+    """
+    n_pos, n_neg = float(roc.n_pos[0]), float(roc.n_neg[0])
+    out: dict[str, tuple[float, float, str]] = {}
+    a = float(roc.auc()[0])
+    if 0.0 < a < 1.0:
+        out["auc"] = (*ci.delong_auc(s_pos, s_neg, a, confidence), ci.DELONG)
+    else:  # complete separation: DeLong's variance is 0, the score interval is not
+        out["auc"] = (*ci.newcombe_auc(a, int(n_pos), int(n_neg), confidence), ci.NEWCOMBE_AUC)
+    ap = float(roc.average_precision()[0])
+    out["average_precision"] = (
+        (*ci.logit_ap(ap, int(n_pos), confidence), ci.LOGIT_AP) if 0.0 < ap < 1.0 else
+        (*ci.clopper_pearson_rate(ap * n_pos, n_pos, confidence), ci.CLOPPER_PEARSON))
+    best = int(np.argmax(roc.tp[0] / n_pos - roc.fp[0] / n_neg))
+    lo, hi = ci.newcombe_difference(roc.tp[0, best], n_pos, roc.fp[0, best], n_neg, confidence)
+    out["max_advantage"] = (max(0.0, lo), hi, ci.NEWCOMBE_DIFF)
+    for f in targets:
+        k = float(roc.tpr_at(f)[0]) * n_pos
+        out[f"tpr@{f!r}"] = (*ci.clopper_pearson_rate(k, n_pos, confidence), ci.CLOPPER_PEARSON)
+    if counts_at is not None:
+        tp, fp = counts_at
+        cp = ci.CLOPPER_PEARSON
+        out["at:accuracy"] = (*ci.clopper_pearson_rate(tp + n_neg - fp, n_pos + n_neg,
+                                                       confidence), cp)
+        out["at:recall"] = (*ci.clopper_pearson_rate(tp, n_pos, confidence), cp)
+        out["at:fpr"] = (*ci.clopper_pearson_rate(fp, n_neg, confidence), cp)
+        out["at:precision"] = (*ci.clopper_pearson_rate(tp, tp + fp, confidence), cp)
+        lo, hi = ci.newcombe_difference(tp, n_pos, fp, n_neg, confidence)
+        out["at:advantage"] = (lo, hi, ci.NEWCOMBE_DIFF)
+        out["at:balanced_accuracy"] = ((1.0 + lo) / 2.0, (1.0 + hi) / 2.0, ci.NEWCOMBE_DIFF)
+        # F1 increases in precision and recall: the F1 of their bounds bounds it.
+        p_lo, p_hi = out["at:precision"][:2]
+        r_lo, r_hi = out["at:recall"][:2]
+        out["at:f1"] = (_f1(p_lo, r_lo), _f1(p_hi, r_hi), ci.MONOTONE_F1)
+    return out
+
+
+def _at_boundary(key: str, value: float) -> bool:
+    """Whether ``value`` is at an end of the metric's range, where percentile intervals collapse."""
+    low = -1.0 if key == "at:advantage" else 0.0
+    return value <= low or value >= 1.0
 
 
 def binary_metrics(
@@ -711,11 +814,21 @@ def binary_metrics(
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     seed: int,
+    analytic_above: int | None = ANALYTIC_ABOVE,
 ) -> BinaryMetrics:
-    """Compute every binary attack metric with stratified percentile-bootstrap intervals.
+    """Compute every binary attack metric with confidence intervals.
 
-    All metrics share the same replicates (drawn as in :func:`graphleaks.metrics.bootstrap_ci`
-    with ``stratified=True``) and are computed vectorised from one sort of the scores.
+    Intervals are stratified percentile-bootstrap intervals: all metrics share the same
+    replicates (drawn as in :func:`graphleaks.metrics.bootstrap_ci` with ``stratified=True``),
+    drawn and reduced a chunk of replicates at a time, so memory is ``O(n)`` whatever
+    ``n_bootstrap``. Two exceptions, each recorded as the estimate's ``method``:
+
+    * a metric whose value is at an end of its range (an AUC or rate of 0 or 1) gets the
+      analytic interval of :mod:`graphleaks.metrics.intervals`, since every replicate of it
+      is then at that end too and the percentile interval collapses to a point;
+    * above ``analytic_above`` candidates every interval is analytic (DeLong for the AUC,
+      Clopper-Pearson for rates, Newcombe for differences, logit for the AP) and no replicate
+      is drawn.
 
     Args:
         scores: 1-D scores, higher = more likely positive.
@@ -726,6 +839,8 @@ def binary_metrics(
         n_bootstrap: Number of bootstrap replicates (default: 1000).
         confidence: Two-sided confidence level (default: 0.95).
         seed: Seed of the bootstrap; the same seed gives the same intervals.
+        analytic_above: Candidate count above which the intervals are analytic (default:
+            200,000); None always bootstraps.
 
     Returns:
         The :class:`BinaryMetrics`.
@@ -744,33 +859,49 @@ def binary_metrics(
     s, y = _check_binary(scores, labels, "binary_metrics")
     n_pos = int(y.sum())
     n_neg = int(y.size - n_pos)
-    w_pos, w_neg = _binary_counts(y, n_bootstrap=n_bootstrap, seed=seed, stratified=True)
-    # row 0: the data itself; rows 1..B: bootstrap replicates
-    w_pos_all = np.vstack([np.ones((1, n_pos)), w_pos]).astype(np.float64)
-    w_neg_all = np.vstack([np.ones((1, n_neg)), w_neg]).astype(np.float64)
     s_pos, s_neg = s[y], s[~y]
-    roc = _RocCounts.build(s_pos, s_neg, w_pos_all, w_neg_all)
+    t = None if threshold is None else float(threshold)
+    roc0 = _RocCounts.build(s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)))
+    point = {k: float(v[0]) for k, v in _reduce_chunk(
+        roc0, targets, s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)), t).items()}
+    counts_at = None
+    if t is not None:
+        counts_at = (float(np.sum(s_pos >= t)), float(np.sum(s_neg >= t)))
+    analytic = _analytic_intervals(roc0, s_pos, s_neg, targets, counts_at, float(confidence))
+    use_analytic = analytic_above is not None and y.size > analytic_above
 
-    def est(values: FloatArray) -> Estimate:
-        return Estimate.from_replicates(values, confidence)
+    replicates: dict[str, list[FloatArray]] = {k: [] for k in point}
+    if not use_analytic:
+        for w_pos, w_neg in binary_count_chunks(y, n_bootstrap=n_bootstrap, seed=seed,
+                                                stratified=True):
+            wp, wn = w_pos.astype(np.float64), w_neg.astype(np.float64)
+            roc = _RocCounts.build(s_pos, s_neg, wp, wn)
+            for k, v in _reduce_chunk(roc, targets, s_pos, s_neg, wp, wn, t).items():
+                replicates[k].append(v)
+
+    def est(key: str) -> Estimate:
+        value = point[key]
+        if use_analytic or _at_boundary(key, value):
+            lo, hi, method = analytic[key]
+            return Estimate(value, float(lo), float(hi), method)
+        lo, hi = percentile_interval(np.concatenate(replicates[key]), confidence)
+        return Estimate(value, lo, hi)
 
     at_threshold = None
-    if threshold is not None:
-        t = float(threshold)
-        tp = w_pos_all @ (s_pos >= t).astype(np.float64)
-        fp = w_neg_all @ (s_neg >= t).astype(np.float64)
-        rates = _rates_at_counts(tp, fp, roc.n_pos, roc.n_neg)
-        at_threshold = ThresholdEstimates(t, **{k: est(v) for k, v in rates.items()})
-
+    if t is not None:
+        rates = ("accuracy", "balanced_accuracy", "precision", "recall", "fpr", "f1",
+                 "advantage")
+        at_threshold = ThresholdEstimates(t, **{k: est(f"at:{k}") for k in rates})
     return BinaryMetrics(
-        auc=est(roc.auc()),
-        average_precision=est(roc.average_precision()),
-        max_advantage=est(roc.max_advantage()),
-        tpr_at_fpr={f: est(roc.tpr_at(f)) for f in targets},
+        auc=est("auc"),
+        average_precision=est("average_precision"),
+        max_advantage=est("max_advantage"),
+        tpr_at_fpr={f: est(f"tpr@{f!r}") for f in targets},
         at_threshold=at_threshold,
         n_pos=n_pos,
         n_neg=n_neg,
-        n_bootstrap=n_bootstrap,
+        n_bootstrap=0 if use_analytic else n_bootstrap,
         confidence=float(confidence),
         seed=seed,
+        interval="analytic" if use_analytic else ci.BOOTSTRAP,
     )

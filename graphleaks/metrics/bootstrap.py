@@ -9,18 +9,27 @@ A replicate is represented as a matrix of resampling *counts* (how often each or
 was drawn) rather than as resampled arrays. Rank statistics such as AUC are then cumulative sums
 over the once-sorted scores, which is what makes 1000 replicates cost milliseconds
 (:func:`bootstrap_auc_ci`).
+
+Replicates are drawn and reduced in chunks of rows (:func:`binary_count_chunks`), so memory is
+``O(n)`` whatever ``B``: never a ``B x n`` array. The chunks come from the same random stream,
+in the same order, as one ``B x n`` draw, so the intervals are the same numbers as before
+chunking. Numpy's ``Generator.integers`` gives the same values for one ``(B, n)`` call as for
+consecutive ``(b_i, n)`` calls; a test pins this.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
 
 from graphleaks.errors import DataError, InvalidConfigError
 
-__all__ = ["bootstrap_auc_ci", "bootstrap_ci", "percentile_interval"]
+__all__ = ["binary_count_chunks", "bootstrap_auc_ci", "bootstrap_ci", "percentile_interval"]
+
+# Elements of one chunk of resampling counts (rows x n): about 8 MB per float64 array.
+_CHUNK_ELEMENTS = 1 << 20
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -91,31 +100,57 @@ def _counts_from_indices(indices: IntArray, n: int) -> IntArray:
     return flat.reshape(n_rep, n).astype(np.int64, copy=False)
 
 
-def _draw_indices(
-    rng: np.random.Generator, n_pos: int, n_neg: int, n_bootstrap: int, stratified: bool
-) -> tuple[IntArray, IntArray] | IntArray:
-    """Draw bootstrap indices.
+def _chunk_rows(n: int, n_bootstrap: int) -> int:
+    """Replicates per chunk: as many rows of ``n`` counts as fit the chunk budget."""
+    return max(1, min(n_bootstrap, _CHUNK_ELEMENTS // max(1, n)))
 
-    Stratified: returns ``(idx_pos [B, n_pos], idx_neg [B, n_neg])`` indexing the positives and
-    the negatives. Not stratified: returns one ``[B, n_pos + n_neg]`` matrix indexing the data.
-    The draw order is fixed so that every function using the same seed sees the same replicates.
+
+def _row_chunks(n_bootstrap: int, rows: int) -> Iterator[int]:
+    """Sizes of consecutive chunks of ``rows`` replicates covering ``n_bootstrap``."""
+    for start in range(0, n_bootstrap, rows):
+        yield min(rows, n_bootstrap - start)
+
+
+def _index_chunks(
+    seed: int, n_pos: int, n_neg: int, n_bootstrap: int, stratified: bool
+) -> Iterator[tuple[IntArray, IntArray] | IntArray]:
+    """Drawn indices, chunk by chunk, identical to one ``B x n`` draw from ``default_rng(seed)``.
+
+    Stratified: chunks of ``(idx_pos [b, n_pos], idx_neg [b, n_neg])``. The one-shot draw took
+    every replicate's positives before any negatives, so a second generator skips the
+    positives' part of the stream (drawn and dropped chunk by chunk: ``O(chunk)`` memory, and
+    only ``n_pos / n`` of the drawing work again). Not stratified: chunks of ``[b, n]``.
     """
+    rows = _chunk_rows(n_pos + n_neg, n_bootstrap)
     if stratified:
-        idx_pos = rng.integers(0, n_pos, size=(n_bootstrap, n_pos), dtype=np.int64)
-        idx_neg = rng.integers(0, n_neg, size=(n_bootstrap, n_neg), dtype=np.int64)
-        return idx_pos, idx_neg
+        g_pos = np.random.default_rng(seed)
+        g_neg = np.random.default_rng(seed)
+        for b in _row_chunks(n_bootstrap, rows):
+            g_neg.integers(0, n_pos, size=(b, n_pos), dtype=np.int64)
+        for b in _row_chunks(n_bootstrap, rows):
+            yield (g_pos.integers(0, n_pos, size=(b, n_pos), dtype=np.int64),
+                   g_neg.integers(0, n_neg, size=(b, n_neg), dtype=np.int64))
+        return
+    rng = np.random.default_rng(seed)
     n = n_pos + n_neg
-    return rng.integers(0, n, size=(n_bootstrap, n), dtype=np.int64)
+    for b in _row_chunks(n_bootstrap, rows):
+        yield rng.integers(0, n, size=(b, n), dtype=np.int64)
 
 
-def _binary_counts(
+def _too_few_with_both_classes() -> DataError:
+    return DataError(
+        "Too few bootstrap replicates contain both classes; use stratified=True or more data."
+    )
+
+
+def binary_count_chunks(
     labels01: npt.NDArray[np.bool_],
     *,
     n_bootstrap: int,
     seed: int,
     stratified: bool,
-) -> tuple[IntArray, IntArray]:
-    """Draw bootstrap counts for positives and negatives.
+) -> Iterator[tuple[IntArray, IntArray]]:
+    """Yield bootstrap counts for positives and negatives, a chunk of replicates at a time.
 
     Args:
         labels01: Boolean labels of the evaluation set (True = positive).
@@ -123,30 +158,30 @@ def _binary_counts(
         seed: Seed of ``np.random.default_rng``.
         stratified: Resample each class separately.
 
-    Returns:
-        ``(w_pos [B', n_pos], w_neg [B', n_neg])``: how often each positive / negative (in the
-        order they appear in the data) was drawn. Without stratification, replicates that lack
-        a class are dropped, so ``B' <= B``.
+    Yields:
+        ``(w_pos [b, n_pos], w_neg [b, n_neg])``: how often each positive / negative (in the
+        order they appear in the data) was drawn, for ``b`` consecutive replicates. Without
+        stratification, replicates that lack a class are dropped.
 
     Raises:
         DataError: If, without stratification, fewer than half of the replicates contain both
-            classes.
+            classes (raised after the last chunk).
     """
     pos_idx = np.flatnonzero(labels01)
     neg_idx = np.flatnonzero(~labels01)
     n_pos, n_neg = pos_idx.size, neg_idx.size
-    rng = np.random.default_rng(seed)
-    drawn = _draw_indices(rng, n_pos, n_neg, n_bootstrap, stratified)
-    if isinstance(drawn, tuple):
-        return _counts_from_indices(drawn[0], n_pos), _counts_from_indices(drawn[1], n_neg)
-    counts = _counts_from_indices(drawn, n_pos + n_neg)
-    w_pos, w_neg = counts[:, pos_idx], counts[:, neg_idx]
-    keep = (w_pos.sum(axis=1) > 0) & (w_neg.sum(axis=1) > 0)
-    if keep.sum() * 2 < n_bootstrap:
-        raise DataError(
-            "Too few bootstrap replicates contain both classes; use stratified=True or more data."
-        )
-    return w_pos[keep], w_neg[keep]
+    kept = 0
+    for drawn in _index_chunks(seed, n_pos, n_neg, n_bootstrap, stratified):
+        if isinstance(drawn, tuple):
+            yield _counts_from_indices(drawn[0], n_pos), _counts_from_indices(drawn[1], n_neg)
+            continue
+        counts = _counts_from_indices(drawn, n_pos + n_neg)
+        w_pos, w_neg = counts[:, pos_idx], counts[:, neg_idx]
+        keep = (w_pos.sum(axis=1) > 0) & (w_neg.sum(axis=1) > 0)
+        kept += int(keep.sum())
+        yield w_pos[keep], w_neg[keep]
+    if not stratified and kept * 2 < n_bootstrap:
+        raise _too_few_with_both_classes()
 
 
 def bootstrap_ci(
@@ -201,24 +236,19 @@ def bootstrap_ci(
     y_int = y.astype(np.int64)
     pos_idx = np.flatnonzero(y)
     neg_idx = np.flatnonzero(~y)
-    rng = np.random.default_rng(seed)
-    drawn = _draw_indices(rng, pos_idx.size, neg_idx.size, n_bootstrap, stratified)
     values: list[float] = []
-    if isinstance(drawn, tuple):
-        for b in range(n_bootstrap):
-            idx = np.concatenate([pos_idx[drawn[0][b]], neg_idx[drawn[1][b]]])
-            values.append(float(statistic(s[idx], y_int[idx])))
-    else:
-        for b in range(n_bootstrap):
-            idx = drawn[b]
+    for drawn in _index_chunks(seed, pos_idx.size, neg_idx.size, n_bootstrap, stratified):
+        if isinstance(drawn, tuple):
+            for b in range(drawn[0].shape[0]):
+                idx = np.concatenate([pos_idx[drawn[0][b]], neg_idx[drawn[1][b]]])
+                values.append(float(statistic(s[idx], y_int[idx])))
+            continue
+        for idx in drawn:
             n_pos_b = int(y_int[idx].sum())
             if 0 < n_pos_b < idx.size:
                 values.append(float(statistic(s[idx], y_int[idx])))
-        if 2 * len(values) < n_bootstrap:
-            raise DataError(
-                "Too few bootstrap replicates contain both classes; "
-                "use stratified=True or more data."
-            )
+    if not stratified and 2 * len(values) < n_bootstrap:
+        raise _too_few_with_both_classes()
     return percentile_interval(values, confidence)
 
 
@@ -262,6 +292,9 @@ def bootstrap_auc_ci(
 
     _check_bootstrap_args(n_bootstrap, confidence, "bootstrap_auc_ci")
     s, y = _check_binary(scores, labels, "bootstrap_auc_ci")
-    w_pos, w_neg = _binary_counts(y, n_bootstrap=n_bootstrap, seed=seed, stratified=stratified)
-    roc = _RocCounts.build(s[y], s[~y], w_pos, w_neg)
-    return percentile_interval(roc.auc(), confidence)
+    values = [
+        _RocCounts.build(s[y], s[~y], w_pos, w_neg).auc()
+        for w_pos, w_neg in binary_count_chunks(
+            y, n_bootstrap=n_bootstrap, seed=seed, stratified=stratified)
+    ]
+    return percentile_interval(np.concatenate(values), confidence)

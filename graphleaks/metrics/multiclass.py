@@ -16,7 +16,12 @@ import numpy.typing as npt
 
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import Estimate
-from graphleaks.metrics.bootstrap import _check_bootstrap_args, _counts_from_indices
+from graphleaks.metrics.bootstrap import (
+    _check_bootstrap_args,
+    _chunk_rows,
+    _counts_from_indices,
+    _row_chunks,
+)
 
 __all__ = [
     "MulticlassMetrics",
@@ -257,24 +262,36 @@ def multiclass_metrics(
     is_majority = (t_raw == _majority_class(tr)).astype(np.float64)
     correct = t == p
 
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_bootstrap, n), dtype=np.int64)
-    weights = np.vstack([np.ones((1, n)), _counts_from_indices(idx, n)]).astype(np.float64)
-
     eye = np.eye(n_classes)
     onehot_true = eye[t]
     onehot_pred = eye[p]
-    tp_k = weights @ (onehot_true * correct[:, None])
-    support_k = weights @ onehot_true + weights @ onehot_pred
-    present = support_k > 0
-    f1_k = np.divide(2.0 * tp_k, support_k, out=np.zeros_like(tp_k), where=present)
-    macro = f1_k.sum(axis=1) / present.sum(axis=1)
-    acc = weights @ correct.astype(np.float64) / n
-    # The gain is measured against the best constant guess on the evaluated nodes, which is
-    # never below the training-majority guess: a rare training-majority class would otherwise
-    # make a random attribute look like a leak.
-    train_majority = weights @ is_majority / n
-    baseline = np.maximum((weights @ onehot_true).max(axis=1) / n, train_majority)
+    true_tp = onehot_true * correct[:, None]
+    correct_f = correct.astype(np.float64)
+
+    def reduce(weights: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Accuracy, macro F1 and baseline of a chunk of weightings (one row each)."""
+        tp_k = weights @ true_tp
+        support_k = weights @ onehot_true + weights @ onehot_pred
+        present = support_k > 0
+        f1_k = np.divide(2.0 * tp_k, support_k, out=np.zeros_like(tp_k), where=present)
+        macro = f1_k.sum(axis=1) / present.sum(axis=1)
+        acc = weights @ correct_f / n
+        # The gain is measured against the best constant guess on the evaluated nodes, which
+        # is never below the training-majority guess: a rare training-majority class would
+        # otherwise make a random attribute look like a leak.
+        train_majority = weights @ is_majority / n
+        baseline = np.maximum((weights @ onehot_true).max(axis=1) / n, train_majority)
+        return acc, macro, baseline
+
+    # Row 0 is the data itself; the replicates follow, drawn and reduced a chunk at a time
+    # from the same stream as one B x n draw (O(n) memory, the same numbers).
+    parts = [reduce(np.ones((1, n)))]
+    rows = _chunk_rows(n, n_bootstrap)
+    rng = np.random.default_rng(seed)
+    for b in _row_chunks(n_bootstrap, rows):
+        idx = rng.integers(0, n, size=(b, n), dtype=np.int64)
+        parts.append(reduce(_counts_from_indices(idx, n).astype(np.float64)))
+    acc, macro, baseline = (np.concatenate(x) for x in zip(*parts, strict=True))
     gain = acc - baseline
 
     def est(values: FloatArray) -> Estimate:

@@ -1,0 +1,214 @@
+"""Scale: the default audit, every attack and every defense on seeded CSBM graphs.
+
+For each size (default 10k, 100k and 1M nodes; average degree 10, 4 classes, 32 features)
+and each step, a fresh child process generates the graph, trains the target and runs the
+step, so peak RSS belongs to that step alone. Steps:
+
+* ``audit``: the full default audit (train, the default attacks, metrics, report written);
+* ``full``: one audit with every registered attack;
+* ``attack:NAME``: train a plain GCN, then that one attack with its metrics;
+* ``defense:NAME``: train the target through that defense.
+
+Each child reports process CPU time (user + system of the whole child, the figure a busy
+shared host does not distort), wall time and peak RSS (``ru_maxrss``). A step that refuses
+a size (a capped n² step) is recorded with its one-line refusal. Exponents of CPU time and
+peak RSS against size are fitted by least squares on log-log axes over the sizes that
+finished; with only two sizes the "fit" is the slope between them.
+
+Usage::
+
+    nice python bench/bench_scale.py --sizes 10000 100000 --out /tmp/scale.json
+    nice python bench/bench_scale.py --sizes 1000000 --steps audit full --out /tmp/1m.json
+    python bench/bench_scale.py --report /tmp/scale.json /tmp/1m.json   # table + exponents
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+
+
+def all_steps() -> list[str]:
+    """Every step name: the default audit, the full audit, each attack and each defense."""
+    from graphleaks.attacks import registry as attacks
+    from graphleaks.defenses import registry as defenses
+
+    return (["audit", "full"] + [f"attack:{a}" for a in attacks.names()]
+            + [f"defense:{d}" for d in defenses.names() if d != "none"])
+
+
+def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, object]:
+    """Run one step in this process and return its figures (called in a fresh process)."""
+    import torch
+
+    from graphleaks.attacks import registry as attacks
+    from graphleaks.audit import run_audit, train_target, write_report
+    from graphleaks.data.synthetic import csbm
+    from graphleaks.errors import GraphleaksError
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    torch.set_num_threads(1)
+    c0, w0 = time.process_time(), time.perf_counter()
+    # RSS of the interpreter and libraries alone: the exponents are also fitted to the
+    # memory above it, which the fixed ~400 MiB of torch would otherwise flatten.
+    out: dict[str, object] = {"size": size, "step": step, "base_rss_mib":
+                              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    try:
+        g = csbm(size, num_classes=4, num_features=32, avg_degree=10, seed=0)
+        out["edges"] = int(g.edge_index.size(1))
+        spec = ArchitectureSpec(epochs=epochs)
+        defense = step.split(":", 1)[1] if step.startswith("defense:") else "none"
+        names: list[str] = []
+        if step == "full":
+            names = attacks.names()
+        elif step.startswith("attack:"):
+            names = [step.split(":", 1)[1]]
+        if names:
+            for name in names:  # refuse before training, as the CLI does
+                attacks.get(name)().check_scale(size, int(g.edge_index.size(1)))
+        target = train_target(g, spec=spec, defense=defense, seed=0,
+                              dataset={"name": f"csbm-{size}"})
+        out["train_cpu_s"] = time.process_time() - c0
+        if step == "audit":
+            report = run_audit(target, seed=0, n_bootstrap=n_bootstrap)
+        elif names:
+            report = run_audit(target, names, seed=0, n_bootstrap=n_bootstrap)
+        else:
+            report = None
+        if report is not None:
+            with tempfile.TemporaryDirectory() as d:
+                write_report(report, d)
+            out["auc"] = {a.attack: (a.metrics.get("binary", {}).get("auc", {}).get("value"))
+                          for a in report.attacks}
+        out["status"] = "ok"
+    except GraphleaksError as exc:
+        out["status"] = "refused"
+        out["message"] = str(exc)
+    out["cpu_s"] = time.process_time() - c0
+    out["wall_s"] = time.perf_counter() - w0
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return out
+
+
+def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object]:
+    """Run one step in a child process, with the timeout, and parse its JSON line."""
+    cmd = [sys.executable, __file__, "--child", str(size), step,
+           "--n-bootstrap", str(args.n_bootstrap), "--epochs", str(args.epochs)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    w0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                              env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return {"size": size, "step": step, "status": f"timeout after {args.timeout} s",
+                "wall_s": time.perf_counter() - w0}
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"size": size, "step": step, "status": f"failed (rc {proc.returncode}): {tail}",
+                "wall_s": time.perf_counter() - w0,
+                "children_maxrss_mib": usage.ru_maxrss / 1024.0}
+    return json.loads(lines[-1])
+
+
+def exponent(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of log(y) against log(x); None with fewer than two points."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx if sxx else None
+
+
+def report(rows: list[dict[str, object]]) -> str:
+    """A Markdown table of every row and the fitted exponents per step.
+
+    A (size, step) measured more than once keeps its last row (files are read in order).
+    """
+    rows = list({(int(r["size"]), str(r["step"])): r for r in rows}.values())  # type: ignore[arg-type]
+    lines = ["| step | nodes | status | CPU s | wall s | peak RSS MiB |",
+             "|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (str(r["step"]), int(r["size"]))):  # type: ignore[arg-type]
+        status = str(r.get("status"))
+        if status == "refused":
+            status = f"refused: {r.get('message')}"
+        cpu, wall, rss = r.get("cpu_s"), r.get("wall_s"), r.get("peak_rss_mib")
+        lines.append(f"| {r['step']} | {int(r['size']):,} | {status} | "  # type: ignore[arg-type]
+                     f"{'' if cpu is None else f'{cpu:.1f}'} | "
+                     f"{'' if wall is None else f'{wall:.1f}'} | "
+                     f"{'' if rss is None else f'{rss:.0f}'} |")
+    lines += ["", "| step | CPU exponent | memory exponent | memory-above-imports exponent "
+              "| sizes |", "|---|---|---|---|---|"]
+    steps = sorted({str(r["step"]) for r in rows})
+    for step in steps:
+        ok = [r for r in rows if r["step"] == step and r.get("status") == "ok"]
+        t = exponent([(float(r["size"]), float(r["cpu_s"])) for r in ok])  # type: ignore[arg-type]
+        m = exponent([(float(r["size"]), float(r["peak_rss_mib"])) for r in ok])  # type: ignore[arg-type]
+        above = exponent([(float(r["size"]),  # type: ignore[arg-type]
+                            float(r["peak_rss_mib"]) - float(r["base_rss_mib"]))  # type: ignore[arg-type]
+                           for r in ok if "base_rss_mib" in r])
+        sizes = ", ".join(f"{int(r['size']):,}" for r in ok)  # type: ignore[arg-type]
+        lines.append(f"| {step} | {'' if t is None else f'{t:.2f}'} | "
+                     f"{'' if m is None else f'{m:.2f}'} | "
+                     f"{'' if above is None else f'{above:.2f}'} | {sizes} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Entry point."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
+    p.add_argument("--steps", nargs="+", default=None, help="default: every step")
+    p.add_argument("--n-bootstrap", type=int, default=1000)
+    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--timeout", type=int, default=3600, help="seconds per step")
+    p.add_argument("--out", type=Path, default=None, help="JSON lines, appended as they end")
+    p.add_argument("--report", type=Path, nargs="+", default=None,
+                   help="only print the table of these JSON-lines files")
+    p.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        print(json.dumps(child(int(args.child[0]), args.child[1], args.n_bootstrap,
+                               args.epochs)), flush=True)
+        return
+    if args.report:
+        rows = [json.loads(ln) for f in args.report for ln in f.read_text().splitlines() if ln]
+        print(report(rows))
+        return
+    steps = args.steps or all_steps()
+    done: set[tuple[int, str]] = set()
+    if args.out and args.out.exists():  # resume: skip what an earlier run finished
+        for ln in args.out.read_text().splitlines():
+            r = json.loads(ln)
+            if r.get("status") in ("ok", "refused"):
+                done.add((int(r["size"]), str(r["step"])))
+    rows = []
+    # Step by step across sizes, so each step's exponent is known as early as possible.
+    for step in steps:
+        for size in args.sizes:
+            if (size, step) in done:
+                continue
+            row = run_step(size, step, args)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.out:
+                with args.out.open("a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    print(report(rows))
+
+
+if __name__ == "__main__":
+    main()
