@@ -174,7 +174,7 @@ class TIA(Attack):
             target.require(Output.FEATURE_QUERIES)
             nodes, inv = np.unique(pairs, return_inverse=True)
             inv = inv.reshape(-1, 2)
-            m = influence_matrix(target.query_features, target.features().float(), nodes,
+            m = influence_matrix(target.query_features_rows, target.features().float(), nodes,
                                  delta=cfg.influence)
             s = np.maximum(m[inv[:, 0], inv[:, 1]], m[inv[:, 1], inv[:, 0]]).astype(np.float64)
             return AttackScores(np.nan_to_num(s, nan=0.0, posinf=0.0),

@@ -200,10 +200,11 @@ def _score_edges(target: TrainedTarget, pairs: np.ndarray, attack: str,
     nodes, inv = np.unique(pairs, return_inverse=True)
     inv = inv.reshape(-1, 2)
     x = target.served_features().float()
-    served = target.edges("target")
 
-    def query(z: torch.Tensor) -> torch.Tensor:
-        return target.query(z, served)[-1]
+    def query(z: torch.Tensor, rows: np.ndarray, *, scale_node: int | None = None,
+              scale: float = 1.0) -> torch.Tensor:
+        return target.feature_query_rows(z, rows, view="target", scale_node=scale_node,
+                                         scale=scale, local=True)
 
     mat = influence_matrix(query, x, nodes, delta=influence)
     # Symmetrised: the auditor may perturb either endpoint.

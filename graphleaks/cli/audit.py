@@ -18,7 +18,6 @@ from graphleaks.cli._common import (
     parse_params,
     setup_logging,
 )
-from graphleaks.seeding import derive_seed as derive
 
 if TYPE_CHECKING:
     from graphleaks.audit.report import AuditReport
@@ -241,6 +240,7 @@ def _with_canary_audits(report: AuditReport, graph: Any, configs: list[Any], *, 
 
     from graphleaks.audit.canary import canary_audit
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.seeding import derive_seed as derive
 
     audits = [canary_audit(graph, defense=defense, defense_params=params,
                            spec=ArchitectureSpec(arch=arch), config=cfg,

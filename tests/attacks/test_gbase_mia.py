@@ -68,7 +68,7 @@ def test_edgeless_graph_reduces_to_base():
     t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=30))
     # The adversary's query graph has no edges (the target was trained with them).
     t.graph.edge_index = torch.empty(2, 0, dtype=torch.long)
-    t._cache.clear()
+    t.clear_cache()
     assert t.edges("target").shape[1] == 0
     gb, b = GBASEMIA(num_references=2, ref_epochs=20, num_samples=2), BASEMIA(
         num_references=2, ref_epochs=20)
