@@ -47,8 +47,10 @@ def train(
 ) -> None:
     """Train a target on a dataset and save it as a model bundle."""
     from graphleaks._outputs import BUNDLE, check_output_dir
+    from graphleaks._validation import validate
     from graphleaks.audit.runner import train_target
     from graphleaks.data.splits import SplitConfig
+    from graphleaks.defenses import registry as defenses
     from graphleaks.errors import BundleError
     from graphleaks.models.gnn import ArchitectureSpec
     from graphleaks.models.io import save_bundle
@@ -61,10 +63,15 @@ def train(
     check_param_owners(params, [arch, defense])
     spec = ArchitectureSpec.from_dict({"arch": arch, "epochs": epochs, **params.pop(arch, {})})
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)
+    dparams = defense_params(defense, params, epsilon, delta)
+    # every option is checked before the graph is read (a data-root load writes the cache)
+    validate(split)
+    defense_obj = defenses.get(defense)(**dparams)
+    validate(defense_obj.config, type(defense_obj).__name__)
+    validate(spec)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)
     target = train_target(graph, spec=spec, split=split, defense=defense,
-                          defense_params=defense_params(defense, params, epsilon, delta),
-                          dataset=ds, device=device, seed=seed)
+                          defense_params=dparams, dataset=ds, device=device, seed=seed)
     save_bundle(target, out, overwrite=overwrite)
     typer.echo(json.dumps({"bundle": str(out), "utility": target.utility,
                            "ledger": target.ledger.to_dict()}, indent=2))
