@@ -180,6 +180,12 @@ def audit(
         # --param for the default audit: build the whole suite with the user's fields on top
         attack_objs = [build_attack(n, the_suite, params.get(n, {}))
                        for n in applicable_attacks()]
+    if bundle is None:  # the defense's options, before the graph is read (it may be cached)
+        from graphleaks._validation import validate
+        from graphleaks.defenses import registry as defenses
+
+        defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
+        validate(defense_obj.config, type(defense_obj).__name__)
     with progress_display(bars):
         if bundle is not None:
             graph = None
