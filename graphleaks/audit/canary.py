@@ -3,7 +3,8 @@
 The auditor plants ``m`` canaries, each independently with probability 1/2, *before* the
 defense runs; trains one target on the canaried graph; lets an attack score every canary;
 guesses "in" on the ``k`` highest scores and "out" on the ``k`` lowest; and turns the number
-of correct guesses into an ε lower bound (and a GDP μ lower bound) with
+of correct guesses into an ε lower bound (Steinke et al.) and a GDP μ lower bound (the one-run
+f-DP analysis of Mahloujifar, Melis and Chaudhuri 2025) with
 :func:`graphleaks.metrics.one_run.one_run_bound`. One audit costs one target training.
 
 Units (the neighbouring relation the canary toggles):

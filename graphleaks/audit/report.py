@@ -383,8 +383,9 @@ def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
     if not audits:
         return []
     lines = ["## Canary audits (one run)", "",
-             "Audited ε and GDP μ are lower bounds at the stated confidence (Steinke, Nasr & "
-             "Jagielski 2023); each audit trained one extra target with the canaries.", "",
+             "Audited ε and GDP μ are lower bounds at the stated confidence: ε from Steinke, "
+             "Nasr & Jagielski (2023), μ from the one-run f-DP analysis of Mahloujifar, Melis & "
+             "Chaudhuri (2025); each audit trained one extra target with the canaries.", "",
              "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
              "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
     for a in audits:

@@ -13,12 +13,26 @@ Inverting the test at level ``1 − confidence`` gives the largest ε that the o
 rejects: the audited ε lower bound. It holds with the stated confidence for any attack, so a
 claimed ε below it means the claim (or the implementation, or the unit) is wrong.
 
-Gaussian DP (Dong, Roth and Su 2022): μ-GDP implies (ε, δ_μ(ε))-DP for every ε ≥ 0 with
-``δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)``. A μ-GDP hypothesis is rejected when one of
-these (ε, δ_μ(ε)) hypotheses is; testing a fixed grid of ε with a Bonferroni correction keeps
-the level. This is a conservative stand-in for the f-DP accounting of the one-run game by
-Mahloujifar, Melis and Chaudhuri (ICML 2025), which uses the whole trade-off curve in one
-recursion and is tighter (deviation noted in the issue-13 note).
+Gaussian DP (Dong, Roth and Su 2022) is audited with the f-DP analysis of the same game by
+Mahloujifar, Melis and Chaudhuri ("Auditing f-Differential Privacy in One Run", ICML 2025,
+https://arxiv.org/abs/2410.22235), which uses the whole trade-off curve
+``f_μ(α) = Φ(Φ⁻¹(1−α) − μ)`` instead of one (ε, δ) point. Write ``p_l = P[v = l]`` and, for
+``i = 0..r``, ``R_i = Σ_{l≥i} l·p_l/m`` (the average over canaries of P[this canary is guessed
+correctly and v ≥ i]) and ``H_i = Σ_{l≥i} (r−l)·p_l/m`` (the same for a wrong guess). Then
+``R_i − R_{i+1} = i/(r−i)·(H_i − H_{i+1})`` and ``R_0 + H_0 = r/m``. Flipping one canary's coin
+turns "this guess is right and v ≥ i+1" into "this guess is wrong and v ≥ i" for the same
+output event, so f-DP with convexity of ``F(x) = f(1−x)`` (for GDP ``F(x) = Φ(Φ⁻¹(x) − μ)``)
+gives ``H_i ≥ max(H_{i+1}, F(R_{i+1}))``. If ``P[v ≥ c] ≥ τ``, the mass τ is placed where it
+demands least, all at exactly ``c`` correct (``r_c = τ·c/m, h_c = τ·(r−c)/m``; the tests check
+this against random placements on ``c..r``), and the smallest sequence obeying the constraints
+goes down ``h_i = max(h_{i+1}, F(r_{i+1}))``, ``r_i = r_{i+1} + i/(r−i)·(h_i − h_{i+1})``. Any
+true sequence is at least as large term by term (Abel summation, ``i/(r−i)`` increasing), so
+if this one ends with ``r_0 + h_0 > r/m`` the hypothesis "μ-GDP and P[v ≥ c] ≥ τ" is
+impossible: observing ``c`` correct guesses rejects μ-GDP at level τ. The audited μ is the
+largest rejected μ at ``τ = 1 − confidence`` (rejection is monotone in μ, so a bisection finds
+it); ``OneRunBound.mu_method`` names this analysis. The older, looser route (μ-GDP ⇒
+(ε, δ_μ(ε))-DP on an ε grid, Steinke et al.'s test, Bonferroni) stays as
+:func:`one_run_mu_grid` for comparison only.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from scipy.special import ndtr, ndtri
 from scipy.stats import binom, norm
 
 from graphleaks.errors import InvalidConfigError
@@ -36,11 +51,13 @@ from graphleaks.errors import InvalidConfigError
 __all__ = [
     "OneRunBound",
     "epsilon_p_value",
+    "fdp_rejects",
     "gdp_delta",
     "min_canaries",
     "one_run_bound",
     "one_run_epsilon",
     "one_run_mu",
+    "one_run_mu_grid",
     "top_bottom_guesses",
 ]
 
@@ -84,22 +101,73 @@ def gdp_delta(mu: float, epsilon: float) -> float:
                  - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2.0))
 
 
-def _mu_rejected(m: int, r: int, v: int, mu: float, beta: float) -> bool:
+MU_METHOD = "mahloujifar-fdp"
+"""Name of the μ analysis reported with every bound (Mahloujifar, Melis, Chaudhuri 2025)."""
+
+
+def fdp_rejects(m: int, r: int, v: int, mu: float, tau: float) -> bool:
+    """Whether ``v`` correct guesses out of ``r`` (``m`` canaries) rule out "μ-GDP and
+    P[≥ v correct] ≥ τ" (the one-run f-DP recursion of Mahloujifar, Melis and Chaudhuri).
+
+    Runs the smallest feasible sequence from level ``v`` down to 0 (module docstring) and
+    rejects when its total mass exceeds ``r/m``. The total only grows on the way down, and once
+    a step leaves ``h`` unchanged every later step does too, so both end the loop early.
+    """
+    if v <= 0 or r <= 0 or mu <= 0.0:
+        return False
+    cap = r / m
+    rr, hh = tau * v / m, tau * (r - v) / m
+    if rr + hh > cap:
+        return True
+    for i in range(v - 1, -1, -1):
+        lo = float(ndtr(ndtri(min(rr, 1.0)) - mu))  # F(R_{i+1}): wrong-guess mass f-DP forces
+        if lo <= hh:
+            return False  # stationary from here on: r_0 + h_0 = rr + hh <= cap
+        rr += i / (r - i) * (lo - hh)
+        hh = lo
+        if rr + hh > cap:
+            return True
+    return rr + hh > cap
+
+
+def one_run_mu(m: int, r: int, v: int, *, confidence: float = 0.95) -> float:
+    """Largest μ whose μ-GDP null the one-run f-DP test rejects at ``1 − confidence``; 0 if none.
+
+    Rejection is monotone in μ (a smaller μ has a pointwise larger ``F``, so its sequence is at
+    least as large), so the rejected μ form an interval ``(0, μ*]`` found by bisection.
+    """
+    tau = 1.0 - confidence
+    if not fdp_rejects(m, r, v, 1e-6, tau):
+        return 0.0
+    lo, hi = 1e-6, 1.0
+    while fdp_rejects(m, r, v, hi, tau) and hi < 50.0:
+        lo, hi = hi, hi * 2.0
+    for _ in range(40):
+        mid = (lo + hi) / 2.0
+        if fdp_rejects(m, r, v, mid, tau):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _mu_rejected_grid(m: int, r: int, v: int, mu: float, beta: float) -> bool:
     level = beta / len(EPS_GRID)
     return any(epsilon_p_value(m, r, v, e, gdp_delta(mu, e)) < level for e in EPS_GRID)
 
 
-def one_run_mu(m: int, r: int, v: int, *, confidence: float = 0.95) -> float:
-    """Largest μ whose μ-GDP null is rejected (ε grid, Bonferroni); 0 if none is."""
+def one_run_mu_grid(m: int, r: int, v: int, *, confidence: float = 0.95) -> float:
+    """The older, looser μ bound: μ-GDP ⇒ (ε, δ_μ(ε))-DP, each ε of ``EPS_GRID`` tested with
+    Steinke et al.'s test and a Bonferroni correction. Kept for comparison only."""
     beta = 1.0 - confidence
-    if not _mu_rejected(m, r, v, 1e-6, beta):
+    if not _mu_rejected_grid(m, r, v, 1e-6, beta):
         return 0.0
     lo, hi = 1e-6, 1.0
-    while _mu_rejected(m, r, v, hi, beta) and hi < 50.0:
+    while _mu_rejected_grid(m, r, v, hi, beta) and hi < 50.0:
         lo, hi = hi, hi * 2.0
     for _ in range(30):
         mid = (lo + hi) / 2.0
-        if _mu_rejected(m, r, v, mid, beta):
+        if _mu_rejected_grid(m, r, v, mid, beta):
             lo = mid
         else:
             hi = mid
@@ -140,6 +208,7 @@ class OneRunBound:
         mu_lb: Audited GDP μ lower bound at ``confidence``.
         delta: δ of the tested (ε, δ) hypotheses.
         confidence: Confidence level.
+        mu_method: The analysis that produced ``mu_lb`` (``MU_METHOD``).
     """
 
     num_canaries: int
@@ -149,6 +218,7 @@ class OneRunBound:
     mu_lb: float
     delta: float
     confidence: float
+    mu_method: str = MU_METHOD
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict."""

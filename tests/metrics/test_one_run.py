@@ -2,16 +2,20 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.one_run import (
+    MU_METHOD,
     epsilon_p_value,
+    fdp_rejects,
     gdp_delta,
     min_canaries,
     one_run_bound,
     one_run_epsilon,
     one_run_mu,
+    one_run_mu_grid,
     top_bottom_guesses,
 )
 
@@ -71,3 +75,93 @@ def test_bound_from_perfect_scores():
 def test_too_few_guesses_refused():
     with pytest.raises(InvalidConfigError, match=r"k_pos \+ k_neg must be in \[5, 10\]"):
         one_run_bound(np.ones(10), np.ones(10), k_pos=2, k_neg=2, seed=0)
+
+
+# --- GDP μ: the one-run f-DP analysis (Mahloujifar, Melis, Chaudhuri 2025) -------------------
+
+
+def _chain_total(r0, h0, c, r, mu):
+    """The recursion written out with no shortcuts, vectorized over starting points."""
+    rr, hh = np.asarray(r0, float), np.asarray(h0, float)
+    for i in range(c - 1, -1, -1):
+        hn = np.maximum(hh, ndtr(ndtri(np.clip(rr, 0.0, 1.0)) - mu))
+        rr, hh = rr + i / (r - i) * (hn - hh), hn
+    return rr + hh
+
+
+def test_fdp_rejects_matches_the_plain_recursion():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        m = int(rng.integers(10, 300))
+        r = int(rng.integers(5, m + 1))
+        v = int(rng.integers(1, r + 1))
+        mu, tau = float(rng.uniform(0.05, 5.0)), float(rng.choice([0.05, 0.01, 0.2]))
+        total = _chain_total(tau * v / m, tau * (r - v) / m, v, r, mu)
+        if abs(total - r / m) > 1e-9:
+            assert fdp_rejects(m, r, v, mu, tau) == bool(total > r / m)
+
+
+def test_mass_at_exactly_v_correct_is_the_least_demanding_start():
+    # Any distribution of the mass τ over v..r correct guesses starts the recursion from
+    # (R_v, H_v); the bound starts from all of it at v, which must give the smallest total.
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        m = int(rng.integers(20, 300))
+        r = int(rng.integers(5, m + 1))
+        v = int(rng.integers(1, r + 1))
+        mu, tau = float(rng.uniform(0.1, 4.0)), float(rng.uniform(0.001, 0.3))
+        w = rng.dirichlet(np.full(r - v + 1, rng.uniform(0.05, 2.0)), size=100)
+        lv = np.arange(v, r + 1)
+        tails = _chain_total(tau * (w @ lv) / m, tau * (w @ (r - lv)) / m, v, r, mu)
+        start = _chain_total(tau * v / m, tau * (r - v) / m, v, r, mu)
+        assert tails.min() >= start - 1e-12
+
+
+def test_mu_rejection_is_monotone_and_the_bound_inverts_it():
+    mu = one_run_mu(1000, 500, 450)
+    assert fdp_rejects(1000, 500, 450, mu * 0.999, 0.05)
+    assert not fdp_rejects(1000, 500, 450, mu * 1.001, 0.05)
+    grid = [fdp_rejects(1000, 500, 450, x, 0.05) for x in np.linspace(0.01, 3.0, 60)]
+    assert grid == sorted(grid, reverse=True)  # True ... True False ... False
+
+
+def _gaussian_games(mu, m, k, seeds):
+    """v for top/bottom-k guesses on exact μ-GDP canaries: score = μ·coin + N(0, 1)."""
+    out = []
+    for s in range(seeds):
+        rng = np.random.default_rng(s)
+        coin = rng.random(m) < 0.5
+        g = top_bottom_guesses(rng.normal(size=m) + mu * coin, k, k, rng)
+        out.append(int(np.sum(g == np.where(coin, 1, -1))))
+    return out
+
+
+@pytest.mark.parametrize(("mu", "m", "k"), [(1.0, 1000, 50), (2.0, 300, 30)])
+def test_mu_bound_sound_on_exact_gaussian_canaries(mu, m, k):
+    # Each canary's coin moves only its own score by μ: the game is exactly μ-GDP per canary,
+    # so the 95 % bound may exceed μ in at most ~5 % of games (binomial slack: ≤ 10 of 200).
+    lbs = np.array([one_run_mu(m, 2 * k, v) for v in _gaussian_games(mu, m, k, 200)])
+    assert np.sum(lbs > mu) <= 10
+    assert np.median(lbs) > 0.4 * mu  # and it is not vacuous
+
+
+@pytest.mark.parametrize(("m", "r", "v"), [(1000, 500, 450), (1000, 100, 90), (200, 100, 100),
+                                           (1000, 1000, 731)])
+def test_mu_bound_at_least_as_tight_as_the_eps_grid(m, r, v):
+    new, old = one_run_mu(m, r, v), one_run_mu_grid(m, r, v)
+    assert old > 0 and new >= old
+
+
+def test_broken_mechanism_caught():
+    # Claimed μ = 0.5 but the noise was divided by 10 (true μ = 5): caught in every game.
+    claimed = 0.5
+    lbs = [one_run_mu(1000, 200, v) for v in _gaussian_games(10 * claimed, 1000, 100, 20)]
+    assert min(lbs) > claimed
+
+
+def test_bound_reports_its_mu_method():
+    rng = np.random.default_rng(0)
+    inc = rng.random(200) < 0.5
+    d = one_run_bound(inc, inc.astype(float), k_pos=50, k_neg=50, seed=0).to_dict()
+    assert d["mu_method"] == MU_METHOD == "mahloujifar-fdp"
+    assert d["mu_lb"] == pytest.approx(one_run_mu(200, 100, 100))
