@@ -166,6 +166,25 @@ def evaluate_result(
     return out
 
 
+def _one_sided_challenge(result: AttackResult) -> str | None:
+    """Why a binary challenge cannot be scored, or None.
+
+    A sampled challenge on a sparse graph can hold no positive at all (LinkTeller's node
+    sample at 100k nodes held no edge among 4,950 pairs): no metric exists then, and the audit
+    says so instead of failing after all the work.
+    """
+    if result.task == Task.ATTRIBUTE:
+        return None
+    labels = np.asarray(result.labels)
+    n_pos = int(np.count_nonzero(labels))
+    if 0 < n_pos < len(labels):
+        return None
+    what = "positives" if n_pos == 0 else "negatives"
+    return (f"{result.attack}'s challenge holds no {what} among its {len(labels)} candidates, "
+            "so it has no metric; enlarge its candidate sample (e.g. --suite thorough) or "
+            "pick another attack")
+
+
 def _tested_unit(attack: Attack) -> str | None:
     from graphleaks.metrics.privacy_bound import TESTED_UNITS
 
@@ -273,6 +292,12 @@ def audit_with_scores(
                 raise
             # the default audit runs what the target allows and says what it left out
             skipped[attack.name] = str(exc)
+            continue
+        one_sided = _one_sided_challenge(result)
+        if one_sided is not None:
+            if not default:
+                raise DataError(one_sided)
+            skipped[attack.name] = one_sided
             continue
         metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),

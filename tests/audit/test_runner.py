@@ -1,6 +1,7 @@
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from graphleaks.attacks.base import Challenge, Task
@@ -8,6 +9,7 @@ from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.report import load_report, write_report
 from graphleaks.audit.runner import evaluate_result, run_audit, train_target
+from graphleaks.data import tiny_graph
 from graphleaks.data.synthetic import csbm
 from graphleaks.models.gnn import ArchitectureSpec
 
@@ -66,3 +68,28 @@ def test_compat_flag_is_reported(trained_target):
     assert "paper_metric" in a.metrics
     n = len(trained_target.split.train)
     assert a.metrics["binary"]["n_pos"] == n * trained_target.num_classes
+
+
+def test_a_one_sided_challenge_is_skipped_by_the_default_audit_and_refused_by_name(
+        monkeypatch):
+    """A sampled challenge with no positive has no metric: never a crash after all the work."""
+    import dataclasses
+
+    import graphleaks.audit.runner as runner_mod
+    from graphleaks.errors import DataError
+
+    t = train_target(tiny_graph(), seed=0, spec=ArchitectureSpec(epochs=20))
+    real = runner_mod.run_attack
+
+    def no_positive(attack, target, **kw):
+        r = real(attack, target, **kw)
+        if attack.name == "confidence_mia":
+            r = dataclasses.replace(r, labels=np.zeros_like(r.labels))
+        return r
+
+    monkeypatch.setattr(runner_mod, "run_attack", no_positive)
+    with pytest.raises(DataError, match="holds no positives"):
+        run_audit(t, ["confidence_mia"], seed=0, n_bootstrap=20)
+    report = run_audit(t, seed=0, n_bootstrap=20, suite="quick")
+    assert "confidence_mia" in report.config["skipped_attacks"]
+    assert "confidence_mia" not in [a.attack for a in report.attacks]
