@@ -11,7 +11,6 @@ from torch_geometric.data import Data
 
 from graphleaks._progress import progress
 from graphleaks.attacks import Attack, AttackResult, Output
-from graphleaks.attacks import registry as attack_registry
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.report import (
@@ -102,10 +101,6 @@ def check_trainable(graph: Data, split: MembershipSplit) -> None:
     if classes < 2:
         raise DataError(f"the training labels hold {classes} class; a target needs at least 2 "
                         "(its audit would be meaningless); check the label file")
-
-
-def _resolve(attack: Attack | str) -> Attack:
-    return attack if isinstance(attack, Attack) else attack_registry.get(attack)()
 
 
 def evaluate_result(

@@ -15,7 +15,6 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -170,15 +169,6 @@ def scores_csv(tables: Sequence[CandidateTable]) -> str:
             w.writerow((t.attack, t.task, node, src, dst, int(t.degree[i]), t.cls[i],
                         t.part[i], repr(float(t.scores[i])), int(t.labels[i])))
     return buf.getvalue()
-
-
-def write_scores(tables: Sequence[CandidateTable], path: str | Path) -> Path:
-    """Write :func:`scores_csv` atomically to ``path``."""
-    from graphleaks._io import write_texts_atomically
-
-    p = Path(path)
-    write_texts_atomically({p: scores_csv(tables)})
-    return p
 
 
 def slices_of(report_attack: Mapping[str, Any]) -> dict[str, Any]:

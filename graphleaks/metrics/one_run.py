@@ -38,6 +38,7 @@ it); ``OneRunBound.mu_method`` names this analysis. The older, looser route (μ-
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -137,14 +138,19 @@ def one_run_mu(m: int, r: int, v: int, *, confidence: float = 0.95) -> float:
     least as large), so the rejected μ form an interval ``(0, μ*]`` found by bisection.
     """
     tau = 1.0 - confidence
-    if not fdp_rejects(m, r, v, 1e-6, tau):
+    return _largest_rejected_mu(lambda mu: fdp_rejects(m, r, v, mu, tau), steps=40)
+
+
+def _largest_rejected_mu(rejects: Callable[[float], bool], *, steps: int) -> float:
+    """Largest μ in (0, 50] that ``rejects`` (monotone: rejected μ form an interval); 0 if none."""
+    if not rejects(1e-6):
         return 0.0
     lo, hi = 1e-6, 1.0
-    while fdp_rejects(m, r, v, hi, tau) and hi < 50.0:
+    while rejects(hi) and hi < 50.0:
         lo, hi = hi, hi * 2.0
-    for _ in range(40):
+    for _ in range(steps):
         mid = (lo + hi) / 2.0
-        if fdp_rejects(m, r, v, mid, tau):
+        if rejects(mid):
             lo = mid
         else:
             hi = mid
@@ -160,18 +166,7 @@ def one_run_mu_grid(m: int, r: int, v: int, *, confidence: float = 0.95) -> floa
     """The older, looser μ bound: μ-GDP ⇒ (ε, δ_μ(ε))-DP, each ε of ``EPS_GRID`` tested with
     Steinke et al.'s test and a Bonferroni correction. Kept for comparison only."""
     beta = 1.0 - confidence
-    if not _mu_rejected_grid(m, r, v, 1e-6, beta):
-        return 0.0
-    lo, hi = 1e-6, 1.0
-    while _mu_rejected_grid(m, r, v, hi, beta) and hi < 50.0:
-        lo, hi = hi, hi * 2.0
-    for _ in range(30):
-        mid = (lo + hi) / 2.0
-        if _mu_rejected_grid(m, r, v, mid, beta):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _largest_rejected_mu(lambda mu: _mu_rejected_grid(m, r, v, mu, beta), steps=30)
 
 
 def min_canaries(confidence: float) -> int:

@@ -8,10 +8,9 @@ import pytest
 
 from graphleaks.attacks import registry
 from graphleaks.attacks.base import Output
-from graphleaks.audit.html import write_html
 from graphleaks.audit.report import write_report
 from graphleaks.audit.runner import audit_with_scores
-from graphleaks.audit.scores import CSV_COLUMNS, write_scores
+from graphleaks.audit.scores import CSV_COLUMNS
 from graphleaks.audit.suite import SUITES, applicable_attacks, build_attack, get_suite
 from graphleaks.errors import InvalidConfigError
 
@@ -20,9 +19,7 @@ from graphleaks.errors import InvalidConfigError
 def audit_dir(trained_target, tmp_path_factory):  # noqa: ANN001, ANN201
     run = audit_with_scores(trained_target, seed=0, suite="quick", n_bootstrap=50)
     out = tmp_path_factory.mktemp("audit")
-    write_report(run.report, out)
-    write_html(run.report.to_dict(), out / "report.html")
-    write_scores(run.tables, out / "scores.csv")
+    write_report(run.report, out, html=True, scores=run.tables)
     return out
 
 
