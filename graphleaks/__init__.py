@@ -4,7 +4,7 @@ The main entry points:
 
 * :func:`graphleaks.audit.train_target` trains a (defended) target on a graph;
 * :func:`graphleaks.audit.run_audit` runs attacks and returns an :class:`AuditReport`;
-* :func:`graphleaks.models.save_bundle` / :func:`graphleaks.models.load_bundle` store targets.
+* :func:`graphleaks.bundles.save_bundle` / :func:`graphleaks.bundles.load_bundle` store targets.
 """
 
 from importlib import metadata as _metadata

@@ -455,7 +455,7 @@ def build_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> Any:
     from graphleaks.models.gnn import ArchitectureSpec
 
     if target.bundle is not None:
-        from graphleaks.models.io import load_bundle
+        from graphleaks.bundles import load_bundle
 
         return load_bundle(target.bundle, data_root=target.data_root)
     graph, ds = build_graph(target)

@@ -114,7 +114,7 @@ def audit(
     from graphleaks.audit.runner import audit_with_scores, train_target
     from graphleaks.audit.suite import build_attack, get_suite
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.models.io import load_bundle
+    from graphleaks.bundles import load_bundle
 
     setup_logging(verbose)
     the_suite = get_suite(suite)  # bad names fail before any work

@@ -53,7 +53,7 @@ def train(
     from graphleaks.defenses import registry as defenses
     from graphleaks.errors import BundleError
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.models.io import save_bundle
+    from graphleaks.bundles import save_bundle
 
     setup_logging(verbose)
     if out.exists() and not overwrite:

@@ -20,13 +20,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics import intervals as ci
-from graphleaks.metrics.bootstrap import (
-    _check_bootstrap_args,
-    binary_count_chunks,
-    percentile_interval,
+from graphleaks.metrics._core import (
+    FloatArray,
+    RocCounts,
+    check_binary,
+    check_bootstrap_args,
 )
+from graphleaks.metrics.bootstrap import binary_count_chunks, percentile_interval
 
 __all__ = [
     "BinaryMetrics",
@@ -45,62 +47,9 @@ __all__ = [
     "tpr_at_fpr",
 ]
 
-FloatArray = npt.NDArray[np.float64]
-BoolArray = npt.NDArray[np.bool_]
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _check_binary(
-    scores: npt.ArrayLike, labels: npt.ArrayLike, owner: str
-) -> tuple[FloatArray, BoolArray]:
-    """Validate scores and 0/1 labels and return them as float64 and bool arrays.
-
-    Args:
-        scores: 1-D finite scores.
-        labels: 1-D labels with values in {0, 1} (bools allowed).
-        owner: Name of the calling function, used in error messages.
-
-    Returns:
-        ``(scores, labels)`` as a float64 array and a boolean array (True = positive).
-
-    Raises:
-        DataError: On wrong shapes, non-finite scores, labels outside {0, 1}, or a missing class.
-    """
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-        y_raw = np.asarray(labels)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{owner} needs numeric scores and 0/1 labels: {exc}") from exc
-    if s.ndim != 1 or y_raw.ndim != 1:
-        raise DataError(
-            f"{owner} needs 1-D scores and labels; got shapes {s.shape} and {y_raw.shape}."
-        )
-    if s.shape != y_raw.shape:
-        raise DataError(
-            f"{owner} needs as many labels as scores; got {s.size} scores and {y_raw.size} labels."
-        )
-    if not np.all(np.isfinite(s)):
-        raise DataError(f"{owner} needs finite scores; got {int((~np.isfinite(s)).sum())} NaN/inf.")
-    if y_raw.dtype == np.bool_:
-        y = y_raw
-    else:
-        try:
-            y_num = y_raw.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"{owner} needs 0/1 labels; got dtype {y_raw.dtype}.") from exc
-        if not np.all((y_num == 0.0) | (y_num == 1.0)):
-            bad = np.unique(y_raw[(y_num != 0.0) & (y_num != 1.0)])[:5].tolist()
-            raise DataError(f"{owner} needs 0/1 labels; got other values such as {bad}.")
-        y = y_num == 1.0
-    n_pos = int(y.sum())
-    if n_pos == 0 or n_pos == y.size:
-        present = "1" if n_pos else "0"
-        raise DataError(
-            f"{owner} needs both positive and negative labels; got only {present}s (n={y.size})."
-        )
-    return s, y
 
 
 def _check_fpr(fpr: float, owner: str) -> float:
@@ -116,108 +65,7 @@ def _check_fpr(fpr: float, owner: str) -> float:
     return float(fpr)
 
 
-# --------------------------------------------------------------------------- ROC core
-
-
-def _row_sums(x: FloatArray) -> FloatArray:
-    """Sum each row left to right, whatever the number of rows.
-
-    ``np.sum(axis=1)`` adds pairwise in a one-row (contiguous) array but left to right in the
-    column-major arrays that fancy indexing makes of several rows, so the same row would sum
-    to a different last bit in a chunk of one replicate than in a chunk of many. A cumulative
-    sum is always left to right: the same numbers for any chunking, and the same as the
-    former all-replicates-at-once computation.
-    """
-    # A copy, not a view: a view would keep each chunk's whole [rows, n] cumsum alive.
-    return np.array(np.cumsum(x, axis=1)[:, -1], dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class _RocCounts:
-    """Exact ROC points of several weightings (bootstrap replicates) of one data set.
-
-    Row ``r`` weights each positive/negative by ``w_pos[r]``/``w_neg[r]`` (1 for the data
-    itself, draw counts for a bootstrap replicate). Column ``g`` is the threshold
-    ``thresholds[g]`` (descending; column 0 is ``+inf``, i.e. nothing predicted positive), and
-    ``tp[r, g]``/``fp[r, g]`` are the weighted counts of positives/negatives with
-    ``score >= thresholds[g]``; ``tpr``/``fpr`` are the same divided by the row totals
-    ``n_pos``/``n_neg``.
-    """
-
-    thresholds: FloatArray
-    tp: FloatArray
-    fp: FloatArray
-    tpr: FloatArray
-    fpr: FloatArray
-    n_pos: FloatArray
-    n_neg: FloatArray
-
-    @classmethod
-    def build(
-        cls,
-        pos_scores: FloatArray,
-        neg_scores: FloatArray,
-        w_pos: npt.NDArray[Any],
-        w_neg: npt.NDArray[Any],
-    ) -> _RocCounts:
-        """Sort once and accumulate the weights of every row.
-
-        Args:
-            pos_scores: Scores of the positives, shape ``[n_pos]``.
-            neg_scores: Scores of the negatives, shape ``[n_neg]``.
-            w_pos: Weights of the positives, shape ``[R, n_pos]``.
-            w_neg: Weights of the negatives, shape ``[R, n_neg]``.
-
-        Returns:
-            The ROC counts, one row per weighting.
-        """
-        uniq = np.unique(np.concatenate([pos_scores, neg_scores]))[::-1]
-        thresholds = np.concatenate([[np.inf], uniq])
-
-        def cumulative(scores: FloatArray, weights: npt.NDArray[Any]) -> FloatArray:
-            order = np.argsort(-scores, kind="stable")
-            asc = scores[order][::-1]
-            # number of examples with score >= t, for every threshold t
-            k = scores.size - np.searchsorted(asc, thresholds, side="left")
-            cum = np.zeros((weights.shape[0], scores.size + 1), dtype=np.float64)
-            np.cumsum(weights[:, order], axis=1, out=cum[:, 1:])
-            return cum[:, k]
-
-        tp = cumulative(pos_scores, w_pos)
-        fp = cumulative(neg_scores, w_neg)
-        n_pos, n_neg = tp[:, -1].copy(), fp[:, -1].copy()
-        return cls(thresholds, tp, fp, tp / n_pos[:, None], fp / n_neg[:, None], n_pos, n_neg)
-
-    @classmethod
-    def single(cls, scores: FloatArray, labels: BoolArray) -> _RocCounts:
-        """ROC counts of the unweighted data (one row)."""
-        n_pos = int(labels.sum())
-        return cls.build(
-            scores[labels], scores[~labels], np.ones((1, n_pos)), np.ones((1, labels.size - n_pos))
-        )
-
-    def auc(self) -> FloatArray:
-        """Trapezoidal ROC AUC per row (exact; ties count half)."""
-        tpr, fpr = self.tpr, self.fpr
-        area = _row_sums(np.diff(fpr, axis=1) * (tpr[:, 1:] + tpr[:, :-1])) / 2.0
-        return np.asarray(area, dtype=np.float64)
-
-    def average_precision(self) -> FloatArray:
-        """Average precision per row: sum of recall increments times precision."""
-        predicted = self.tp + self.fp
-        precision = np.divide(self.tp, predicted, out=np.zeros_like(self.tp), where=predicted > 0)
-        ap = _row_sums(np.diff(self.tpr, axis=1) * precision[:, 1:])
-        return np.asarray(ap, dtype=np.float64)
-
-    def max_advantage(self) -> FloatArray:
-        """Maximum of TPR - FPR over thresholds per row (>= 0, from the empty threshold)."""
-        return np.asarray(np.max(self.tpr - self.fpr, axis=1), dtype=np.float64)
-
-    def tpr_at(self, fpr: float) -> FloatArray:
-        """Largest TPR among thresholds with FPR <= ``fpr``, per row."""
-        # TPR and FPR are non-decreasing along the columns, so the feasible set is a prefix.
-        last = np.sum(self.fpr <= fpr, axis=1) - 1
-        return np.asarray(self.tpr[np.arange(self.tp.shape[0]), last], dtype=np.float64)
+# --------------------------------------------------------------------------- rates
 
 
 def _rates_at_counts(
@@ -269,7 +117,7 @@ def roc_curve(
     """
     from sklearn.metrics import roc_curve as _sk_roc_curve
 
-    s, y = _check_binary(scores, labels, "roc_curve")
+    s, y = check_binary(scores, labels, "roc_curve")
     fpr, tpr, thr = _sk_roc_curve(y.astype(np.int64), s, drop_intermediate=False)
     return (
         np.asarray(fpr, dtype=np.float64),
@@ -325,8 +173,8 @@ def auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
         >>> auc([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
         0.75
     """
-    s, y = _check_binary(scores, labels, "auc")
-    return float(_RocCounts.single(s, y).auc()[0])
+    s, y = check_binary(scores, labels, "auc")
+    return float(RocCounts.single(s, y).auc()[0])
 
 
 def average_precision(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
@@ -349,8 +197,8 @@ def average_precision(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
         >>> round(average_precision([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0]), 4)
         0.8333
     """
-    s, y = _check_binary(scores, labels, "average_precision")
-    return float(_RocCounts.single(s, y).average_precision()[0])
+    s, y = check_binary(scores, labels, "average_precision")
+    return float(RocCounts.single(s, y).average_precision()[0])
 
 
 def tpr_at_fpr(scores: npt.ArrayLike, labels: npt.ArrayLike, fpr: float) -> float:
@@ -380,8 +228,8 @@ def tpr_at_fpr(scores: npt.ArrayLike, labels: npt.ArrayLike, fpr: float) -> floa
         1.0
     """
     target = _check_fpr(fpr, "tpr_at_fpr")
-    s, y = _check_binary(scores, labels, "tpr_at_fpr")
-    return float(_RocCounts.single(s, y).tpr_at(target)[0])
+    s, y = check_binary(scores, labels, "tpr_at_fpr")
+    return float(RocCounts.single(s, y).tpr_at(target)[0])
 
 
 def max_advantage(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
@@ -405,8 +253,8 @@ def max_advantage(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
         >>> max_advantage([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
         0.5
     """
-    s, y = _check_binary(scores, labels, "max_advantage")
-    return float(_RocCounts.single(s, y).max_advantage()[0])
+    s, y = check_binary(scores, labels, "max_advantage")
+    return float(RocCounts.single(s, y).max_advantage()[0])
 
 
 def advantage_from_accuracy(accuracy: float) -> float:
@@ -497,7 +345,7 @@ def threshold_metrics(
         >>> m.accuracy, m.precision, m.recall, m.fpr
         (0.75, 0.6666666666666666, 1.0, 0.5)
     """
-    s, y = _check_binary(scores, labels, "threshold_metrics")
+    s, y = check_binary(scores, labels, "threshold_metrics")
     t = float(threshold)
     hit = s >= t
     n_pos = int(y.sum())
@@ -542,8 +390,8 @@ def best_balanced_accuracy(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tupl
         >>> best_balanced_accuracy([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0])
         (0.75, 0.9)
     """
-    s, y = _check_binary(scores, labels, "best_balanced_accuracy")
-    roc = _RocCounts.single(s, y)
+    s, y = check_binary(scores, labels, "best_balanced_accuracy")
+    roc = RocCounts.single(s, y)
     bal = 0.5 * (roc.tpr[0, 1:] + 1.0 - roc.fpr[0, 1:])
     best = int(np.argmax(bal))
     return max(float(bal[best]), 0.5), float(roc.thresholds[1 + best])
@@ -591,7 +439,7 @@ def duddu_onehot_confidence_accuracy(
                 f"The '{name}' parameter of duddu_onehot_confidence_accuracy must be an int in "
                 f"[1, inf). Got {value!r} instead."
             )
-    s, y = _check_binary(expanded_scores, expanded_labels, "duddu_onehot_confidence_accuracy")
+    s, y = check_binary(expanded_scores, expanded_labels, "duddu_onehot_confidence_accuracy")
     member = np.sort(s[y])
     nonmember = np.sort(s[~y])
     deltas = np.unique(s)
@@ -730,7 +578,7 @@ class BinaryMetrics:
 
 
 def _reduce_chunk(
-    roc: _RocCounts, targets: list[float], s_pos: FloatArray, s_neg: FloatArray,
+    roc: RocCounts, targets: list[float], s_pos: FloatArray, s_neg: FloatArray,
     w_pos: FloatArray, w_neg: FloatArray, threshold: float | None,
 ) -> dict[str, FloatArray]:
     """Every metric of a chunk of weightings (rows), reduced at once to one value per row."""
@@ -751,7 +599,7 @@ def _f1(p: float, r: float) -> float:
 
 
 def _analytic_intervals(
-    roc: _RocCounts, s_pos: FloatArray, s_neg: FloatArray, targets: list[float],
+    roc: RocCounts, s_pos: FloatArray, s_neg: FloatArray, targets: list[float],
     counts_at: tuple[float, float] | None, confidence: float,
 ) -> dict[str, tuple[float, float, str]]:
     """Closed-form ``(lo, hi, method)`` of every metric (see :mod:`.intervals`).
@@ -854,14 +702,14 @@ def binary_metrics(
         >>> m.auc.value, m.tpr_at_fpr[0.1].value
         (0.75, 0.5)
     """
-    _check_bootstrap_args(n_bootstrap, confidence, "binary_metrics")
+    check_bootstrap_args(n_bootstrap, confidence, "binary_metrics")
     targets = [_check_fpr(f, "binary_metrics") for f in fpr_points]
-    s, y = _check_binary(scores, labels, "binary_metrics")
+    s, y = check_binary(scores, labels, "binary_metrics")
     n_pos = int(y.sum())
     n_neg = int(y.size - n_pos)
     s_pos, s_neg = s[y], s[~y]
     t = None if threshold is None else float(threshold)
-    roc0 = _RocCounts.build(s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)))
+    roc0 = RocCounts.build(s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)))
     point = {k: float(v[0]) for k, v in _reduce_chunk(
         roc0, targets, s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)), t).items()}
     counts_at = None
@@ -875,7 +723,7 @@ def binary_metrics(
         for w_pos, w_neg in binary_count_chunks(y, n_bootstrap=n_bootstrap, seed=seed,
                                                 stratified=True):
             wp, wn = w_pos.astype(np.float64), w_neg.astype(np.float64)
-            roc = _RocCounts.build(s_pos, s_neg, wp, wn)
+            roc = RocCounts.build(s_pos, s_neg, wp, wn)
             for k, v in _reduce_chunk(roc, targets, s_pos, s_neg, wp, wn, t).items():
                 replicates[k].append(v)
 

@@ -24,44 +24,20 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import numpy.typing as npt
 
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import DataError
+from graphleaks.metrics._core import (
+    IntArray,
+    RocCounts,
+    check_binary,
+    check_bootstrap_args,
+    chunk_rows,
+    counts_from_indices,
+    row_chunks,
+)
 
 __all__ = ["binary_count_chunks", "bootstrap_auc_ci", "bootstrap_ci", "percentile_interval"]
 
-# Elements of one chunk of resampling counts (rows x n): about 8 MB per float64 array.
-_CHUNK_ELEMENTS = 1 << 20
-
 FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-
-
-def _check_bootstrap_args(n_bootstrap: int, confidence: float, owner: str) -> None:
-    """Validate the bootstrap size and the confidence level.
-
-    Args:
-        n_bootstrap: Number of bootstrap replicates.
-        confidence: Two-sided confidence level.
-        owner: Name of the calling function, used in the error message.
-
-    Raises:
-        InvalidConfigError: If ``n_bootstrap`` is not an int >= 1 or ``confidence`` is not in
-            the open interval (0, 1).
-    """
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
-        raise InvalidConfigError(
-            f"The 'n_bootstrap' parameter of {owner} must be an int in [1, inf). "
-            f"Got {n_bootstrap!r} instead."
-        )
-    if n_bootstrap < 1:
-        raise InvalidConfigError(
-            f"The 'n_bootstrap' parameter of {owner} must be an int in [1, inf). "
-            f"Got {n_bootstrap!r} instead."
-        )
-    if not isinstance(confidence, (float, int, np.floating)) or not 0.0 < confidence < 1.0:
-        raise InvalidConfigError(
-            f"The 'confidence' parameter of {owner} must be a float in (0, 1). "
-            f"Got {confidence!r} instead."
-        )
 
 
 def percentile_interval(values: npt.ArrayLike, confidence: float) -> tuple[float, float]:
@@ -83,32 +59,13 @@ def percentile_interval(values: npt.ArrayLike, confidence: float) -> tuple[float
         >>> percentile_interval([0.0, 1.0, 2.0, 3.0, 4.0], 0.5)
         (1.0, 3.0)
     """
-    _check_bootstrap_args(1, confidence, "percentile_interval")
+    check_bootstrap_args(1, confidence, "percentile_interval")
     arr = np.asarray(values, dtype=np.float64).ravel()
     if arr.size == 0:
         raise DataError("percentile_interval needs at least one bootstrap value; got none.")
     alpha = 1.0 - float(confidence)
     lo, hi = np.quantile(arr, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(lo), float(hi)
-
-
-def _counts_from_indices(indices: IntArray, n: int) -> IntArray:
-    """Turn a ``[B, m]`` matrix of drawn indices in ``[0, n)`` into ``[B, n]`` draw counts."""
-    n_rep = indices.shape[0]
-    offsets = (np.arange(n_rep, dtype=np.int64) * n)[:, None]
-    flat = np.bincount((indices + offsets).ravel(), minlength=n_rep * n)
-    return flat.reshape(n_rep, n).astype(np.int64, copy=False)
-
-
-def _chunk_rows(n: int, n_bootstrap: int) -> int:
-    """Replicates per chunk: as many rows of ``n`` counts as fit the chunk budget."""
-    return max(1, min(n_bootstrap, _CHUNK_ELEMENTS // max(1, n)))
-
-
-def _row_chunks(n_bootstrap: int, rows: int) -> Iterator[int]:
-    """Sizes of consecutive chunks of ``rows`` replicates covering ``n_bootstrap``."""
-    for start in range(0, n_bootstrap, rows):
-        yield min(rows, n_bootstrap - start)
 
 
 def _index_chunks(
@@ -121,19 +78,19 @@ def _index_chunks(
     positives' part of the stream (drawn and dropped chunk by chunk: ``O(chunk)`` memory, and
     only ``n_pos / n`` of the drawing work again). Not stratified: chunks of ``[b, n]``.
     """
-    rows = _chunk_rows(n_pos + n_neg, n_bootstrap)
+    rows = chunk_rows(n_pos + n_neg, n_bootstrap)
     if stratified:
         g_pos = np.random.default_rng(seed)
         g_neg = np.random.default_rng(seed)
-        for b in _row_chunks(n_bootstrap, rows):
+        for b in row_chunks(n_bootstrap, rows):
             g_neg.integers(0, n_pos, size=(b, n_pos), dtype=np.int64)
-        for b in _row_chunks(n_bootstrap, rows):
+        for b in row_chunks(n_bootstrap, rows):
             yield (g_pos.integers(0, n_pos, size=(b, n_pos), dtype=np.int64),
                    g_neg.integers(0, n_neg, size=(b, n_neg), dtype=np.int64))
         return
     rng = np.random.default_rng(seed)
     n = n_pos + n_neg
-    for b in _row_chunks(n_bootstrap, rows):
+    for b in row_chunks(n_bootstrap, rows):
         yield rng.integers(0, n, size=(b, n), dtype=np.int64)
 
 
@@ -173,9 +130,9 @@ def binary_count_chunks(
     kept = 0
     for drawn in _index_chunks(seed, n_pos, n_neg, n_bootstrap, stratified):
         if isinstance(drawn, tuple):
-            yield _counts_from_indices(drawn[0], n_pos), _counts_from_indices(drawn[1], n_neg)
+            yield counts_from_indices(drawn[0], n_pos), counts_from_indices(drawn[1], n_neg)
             continue
-        counts = _counts_from_indices(drawn, n_pos + n_neg)
+        counts = counts_from_indices(drawn, n_pos + n_neg)
         w_pos, w_neg = counts[:, pos_idx], counts[:, neg_idx]
         keep = (w_pos.sum(axis=1) > 0) & (w_neg.sum(axis=1) > 0)
         kept += int(keep.sum())
@@ -229,10 +186,8 @@ def bootstrap_ci(
         >>> 0.0 <= lo <= hi <= 1.0
         True
     """
-    from graphleaks.metrics.binary import _check_binary
-
-    _check_bootstrap_args(n_bootstrap, confidence, "bootstrap_ci")
-    s, y = _check_binary(scores, labels, "bootstrap_ci")
+    check_bootstrap_args(n_bootstrap, confidence, "bootstrap_ci")
+    s, y = check_binary(scores, labels, "bootstrap_ci")
     y_int = y.astype(np.int64)
     pos_idx = np.flatnonzero(y)
     neg_idx = np.flatnonzero(~y)
@@ -288,12 +243,10 @@ def bootstrap_auc_ci(
         >>> 0.0 <= lo <= hi <= 1.0
         True
     """
-    from graphleaks.metrics.binary import _check_binary, _RocCounts
-
-    _check_bootstrap_args(n_bootstrap, confidence, "bootstrap_auc_ci")
-    s, y = _check_binary(scores, labels, "bootstrap_auc_ci")
+    check_bootstrap_args(n_bootstrap, confidence, "bootstrap_auc_ci")
+    s, y = check_binary(scores, labels, "bootstrap_auc_ci")
     values = [
-        _RocCounts.build(s[y], s[~y], w_pos, w_neg).auc()
+        RocCounts.build(s[y], s[~y], w_pos, w_neg).auc()
         for w_pos, w_neg in binary_count_chunks(
             y, n_bootstrap=n_bootstrap, seed=seed, stratified=stratified)
     ]

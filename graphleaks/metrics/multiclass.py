@@ -15,13 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from graphleaks.errors import DataError
-from graphleaks.metrics.binary import Estimate
-from graphleaks.metrics.bootstrap import (
-    _check_bootstrap_args,
-    _chunk_rows,
-    _counts_from_indices,
-    _row_chunks,
+from graphleaks.metrics._core import (
+    check_bootstrap_args,
+    chunk_rows,
+    counts_from_indices,
+    row_chunks,
 )
+from graphleaks.metrics.binary import Estimate
 
 __all__ = [
     "MulticlassMetrics",
@@ -245,7 +245,7 @@ def multiclass_metrics(
         >>> m.accuracy.value, m.leaks
         (1.0, True)
     """
-    _check_bootstrap_args(n_bootstrap, confidence, "multiclass_metrics")
+    check_bootstrap_args(n_bootstrap, confidence, "multiclass_metrics")
     t_raw, p_raw = _check_pair(y_true, y_pred, "multiclass_metrics")
     if y_train is not None:
         tr = np.asarray(y_train)
@@ -286,11 +286,11 @@ def multiclass_metrics(
     # Row 0 is the data itself; the replicates follow, drawn and reduced a chunk at a time
     # from the same stream as one B x n draw (O(n) memory, the same numbers).
     parts = [reduce(np.ones((1, n)))]
-    rows = _chunk_rows(n, n_bootstrap)
+    rows = chunk_rows(n, n_bootstrap)
     rng = np.random.default_rng(seed)
-    for b in _row_chunks(n_bootstrap, rows):
+    for b in row_chunks(n_bootstrap, rows):
         idx = rng.integers(0, n, size=(b, n), dtype=np.int64)
-        parts.append(reduce(_counts_from_indices(idx, n).astype(np.float64)))
+        parts.append(reduce(counts_from_indices(idx, n).astype(np.float64)))
     acc, macro, baseline = (np.concatenate(x) for x in zip(*parts, strict=True))
     gain = acc - baseline
 

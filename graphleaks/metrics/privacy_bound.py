@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.binary import _check_binary
+from graphleaks.metrics._core import check_binary
 
 __all__ = ["TESTED_UNITS", "EpsilonBound", "clopper_pearson", "compare_with_claim",
            "epsilon_lower_bound"]
@@ -206,7 +206,7 @@ def epsilon_lower_bound(
             f"Got {delta!r} instead."
         )
     d = float(delta)
-    s, y = _check_binary(scores, labels, "epsilon_lower_bound")
+    s, y = check_binary(scores, labels, "epsilon_lower_bound")
     pos = np.sort(s[y])
     neg = np.sort(s[~y])
     n_pos, n_neg = pos.size, neg.size

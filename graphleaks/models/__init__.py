@@ -1,7 +1,10 @@
-"""Target models, training, and saved model bundles."""
+"""Target models and training.
+
+Saved model bundles live one layer up, in :mod:`graphleaks.bundles`: reloading a bundle
+rebuilds the defense's model, so it needs the defense registry, which sits above models.
+"""
 
 from graphleaks.models.gnn import ARCHITECTURES, GNN, ArchitectureSpec
-from graphleaks.models.io import load_bundle, read_manifest, save_bundle
 from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
 
 __all__ = [
@@ -10,7 +13,4 @@ __all__ = [
     "GRAPH_VIEWS",
     "ArchitectureSpec",
     "TrainedTarget",
-    "load_bundle",
-    "read_manifest",
-    "save_bundle",
 ]

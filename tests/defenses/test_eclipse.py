@@ -22,7 +22,7 @@ from graphleaks.defenses.eclipse import (
 )
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.io import load_bundle, save_bundle
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.calibration import classic_gaussian_sigma
 from graphleaks.privacy.ledger import GuaranteeStatus
 

@@ -12,7 +12,7 @@ from graphleaks.audit.runner import run_audit, train_target
 from graphleaks.cli import app
 from graphleaks.data.synthetic import csbm
 from graphleaks.errors import CapabilityError, InvalidConfigError
-from graphleaks.models.io import load_bundle, save_bundle
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.accounting import api_epsilon
 
 FAST = {"encoder_epochs": 3, "epochs": 3}

@@ -134,7 +134,7 @@ def test_edge_attacks_score_only_the_private_edges(graph):
 
 
 def test_bundle_keeps_features_and_public_edges(graph, tmp_path):
-    from graphleaks.models.io import load_bundle, save_bundle
+    from graphleaks.bundles import load_bundle, save_bundle
 
     t = train_target(graph, defense="heterorr", defense_params={"epsilon": 2.0}, spec=SPEC,
                      seed=0)

@@ -22,7 +22,7 @@ from graphleaks.defenses.lpgnn import (
     resolve_hparams,
 )
 from graphleaks.errors import InvalidConfigError
-from graphleaks.models.io import load_bundle, save_bundle
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.ledger import PrivacyUnit
 from graphleaks.privacy.mechanisms import rr_matrix
 

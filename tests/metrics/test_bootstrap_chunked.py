@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from graphleaks.metrics import auc, binary_metrics, bootstrap_auc_ci, bootstrap_ci
-from graphleaks.metrics import bootstrap as bootstrap_module
+from graphleaks.metrics import _core as chunking  # the chunk budget lives with the helpers
 from graphleaks.metrics.intervals import BOOTSTRAP, CLOPPER_PEARSON, DELONG, NEWCOMBE_AUC
 
 # ----------------------------------------------------------------- the former implementation
@@ -109,7 +109,7 @@ def _flat(m) -> dict[str, tuple[float, float, float, str]]:
 def test_chunked_bootstrap_equals_the_former_one_shot(seed, n, ties, rows, monkeypatch) -> None:
     s, y = _data(seed, n, ties)
     # Chunks of a few replicates (or one), so the chunk seams really are crossed.
-    monkeypatch.setattr(bootstrap_module, "_CHUNK_ELEMENTS", rows * n)
+    monkeypatch.setattr(chunking, "CHUNK_ELEMENTS", rows * n)
     fprs = (0.01, 0.1, 0.3)
     new = _flat(binary_metrics(s, y, threshold=0.3, fpr_points=fprs, n_bootstrap=200,
                                seed=seed))
@@ -134,7 +134,7 @@ def test_chunked_auc_ci_and_generic_ci_equal_the_former(monkeypatch) -> None:
                                        w_neg.astype(float))
     aucs = np.sum(np.diff(fpr, axis=1) * (tpr[:, 1:] + tpr[:, :-1]), axis=1) / 2.0
     expected = tuple(np.quantile(aucs, [0.025, 0.975]).tolist())
-    monkeypatch.setattr(bootstrap_module, "_CHUNK_ELEMENTS", 200)
+    monkeypatch.setattr(chunking, "CHUNK_ELEMENTS", 200)
     assert bootstrap_auc_ci(s, y, n_bootstrap=150, seed=7, stratified=False) == expected
     generic = bootstrap_ci(auc, s, y, n_bootstrap=150, seed=7, stratified=False)
     assert generic == pytest.approx(expected, abs=1e-12)
@@ -191,7 +191,7 @@ def test_chunked_multiclass_equals_the_former_one_shot(monkeypatch) -> None:
     w = np.vstack([np.ones((1, n)), _legacy_counts(idx, n)]).astype(np.float64)
     acc = w @ (t == p).astype(np.float64) / n
     expected = (float(acc[0]), *np.quantile(acc[1:], [0.025, 0.975]).tolist())
-    monkeypatch.setattr(bootstrap_module, "_CHUNK_ELEMENTS", 7 * n)
+    monkeypatch.setattr(chunking, "CHUNK_ELEMENTS", 7 * n)
     m = multiclass_metrics(t, p, n_bootstrap=n_boot, seed=3)
     assert (m.accuracy.value, m.accuracy.lo, m.accuracy.hi) == expected
 

@@ -6,7 +6,7 @@ import torch
 
 from graphleaks.audit.runner import run_audit
 from graphleaks.errors import BundleError, DataError
-from graphleaks.models.io import load_bundle, save_bundle
+from graphleaks.bundles import load_bundle, save_bundle
 
 
 def test_round_trip_reproduces_outputs(trained_target, small_graph, tmp_path):

@@ -155,7 +155,7 @@ def tiny_bundle(tmp_path_factory: pytest.TempPathFactory, graph_dir: Path) -> Pa
     from graphleaks.audit.runner import train_target
     from graphleaks.data.files import load_graph_files
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.models.io import save_bundle
+    from graphleaks.bundles import save_bundle
 
     g = load_graph_files(graph_dir / "edges.csv", features=graph_dir / "x.npy",
                          labels=graph_dir / "y.csv")

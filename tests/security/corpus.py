@@ -71,7 +71,7 @@ def build_assets(root: Path) -> Path:
     from graphleaks.data.files import load_graph_files
     from graphleaks.data.synthetic import csbm
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.models.io import save_bundle
+    from graphleaks.bundles import save_bundle
 
     root.mkdir(parents=True, exist_ok=True)
     g = csbm(60, num_classes=3, num_features=8, avg_degree=6.0, seed=0)
