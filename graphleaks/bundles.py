@@ -3,6 +3,10 @@
 Weights are stored with safetensors, which holds raw tensors only, so loading a bundle never
 unpickles anything. A weights file that is not valid safetensors (a pickle, a truncated
 file) is refused before any of its content is interpreted.
+
+This module sits above :mod:`graphleaks.defenses` (it was ``graphleaks/models/io.py``):
+reloading a bundle rebuilds the model of the defense that trained it, so the defense registry
+is needed, and nothing under :mod:`graphleaks.models` may import defenses.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from torch_geometric.data import Data
 
 from graphleaks._outputs import BUNDLE, publish_dir
 from graphleaks.data.graph import fingerprint
+from graphleaks.data.ref import CARRIED_KINDS, DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
@@ -33,8 +38,9 @@ MANIFEST = "manifest.json"
 WEIGHTS = "weights.safetensors"
 EXTRAS = "extras.safetensors"
 SPLIT = "split.json"
-#: A graph read from user files travels inside the bundle, so the bundle re-audits on a
-#: machine where those files (or their absolute paths) do not exist.
+#: A graph that cannot be rebuilt from its dataset record (user files, a graph handed over in
+#: memory) travels inside the bundle, so the bundle re-audits on a machine where those files
+#: (or their absolute paths) do not exist.
 GRAPH = "graph.safetensors"
 
 
@@ -106,7 +112,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
         save_file(extras, str(tmp / EXTRAS))
         files["extras"] = EXTRAS
     target.split.save(tmp / SPLIT)
-    if (target.dataset or {}).get("name") == "files":
+    if target.dataset.kind in CARRIED_KINDS:
         save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
         files["graph"] = GRAPH
     manifest: dict[str, Any] = {
@@ -117,7 +123,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
         "architecture": target.spec.to_dict(),
         "in_dim": target.num_features,
         "out_dim": target.num_classes,
-        "dataset": target.dataset,
+        "dataset": target.dataset.to_dict(),
         "fingerprint": fingerprint(target.graph),
         "seed": target.seed,
         "ledger": target.ledger.to_dict(),
@@ -331,49 +337,39 @@ def _build_model(
     return model, spec, ledger
 
 
-def _bundle_graph(manifest: dict[str, Any], root: Path, data_root: str | Path | None) -> Data:
-    """Reload the bundle's dataset: a named dataset, or graph files inside the bundle.
+def _dataset_ref(manifest: dict[str, Any], root: Path) -> DatasetRef:
+    """The manifest's dataset record, validated as untrusted input."""
+    try:
+        return DatasetRef.from_dict(manifest.get("dataset") or {})
+    except DataError as exc:
+        raise BundleError(f"{root / MANIFEST}: {exc}") from None
 
-    A dataset record never makes graphleaks read a file outside the bundle: graph files a
-    bundle was trained on are given again on the command line (``--edges``...).
+
+def _bundle_graph(
+    manifest: dict[str, Any], root: Path, ref: DatasetRef, data_root: str | Path | None
+) -> Data:
+    """Reload the bundle's graph: the copy inside the bundle, or through its dataset record.
+
+    A dataset record never makes graphleaks read a file outside the bundle: it holds bare file
+    names only, and graph files a bundle was trained on are given again on the command line
+    (``--edges``...) when the bundle does not carry the graph.
     """
-    from graphleaks.data.datasets import load_dataset
-    from graphleaks.data.files import load_graph_files
-
-    ds = manifest.get("dataset") or {}
-    name = ds.get("name")
-    if not isinstance(name, str):
-        raise BundleError(f"bundle {root} records no dataset name; pass the graph explicitly "
-                          "(--dataset or --edges/--features/--labels)")
-    if name != "files":
-        try:
-            return load_dataset(name, data_root=data_root)
-        except DataError as exc:
-            raise DataError(f"cannot reload the bundle's dataset: {exc}") from None
-    sums = manifest["sha256"]
     if manifest["files"].get("graph") == GRAPH:  # the graph travels inside the bundle
-        tensors = _tensors(root, GRAPH, sums)
+        tensors = _tensors(root, GRAPH, manifest["sha256"])
         if "x" not in tensors or "edge_index" not in tensors:
             raise BundleError(f"{root / GRAPH} holds no graph (x, edge_index); re-create the "
                               "bundle with `graphleaks train`")
         return _graph_from_tensors(tensors)
-    paths: dict[str, Path | None] = {}
-    for key in ("edges", "features", "labels"):
-        value = ds.get(key)
-        if value is None and key == "labels":
-            paths[key] = None
-            continue
-        if not isinstance(value, str) or value not in sums:
-            shown = ", ".join(Path(str(v)).name for v in
-                              (ds.get("edges"), ds.get("features"), ds.get("labels")) if v)
-            raise BundleError(f"bundle {root} was trained on graph files outside the bundle "
-                              f"({shown[:200] or 'unnamed'}); graphleaks never follows file "
-                              "paths out of a bundle: pass the same files with --edges, "
-                              "--features and --labels")
-        _read_bundle_file(root, value, sums)  # inside, regular, checksum verified
-        paths[key] = root / value
-    return load_graph_files(root / ds["edges"], features=root / ds["features"],
-                            labels=paths["labels"])
+    if ref.kind in CARRIED_KINDS:
+        raise BundleError(f"bundle {root} does not carry the graph it was trained on and "
+                          f"graphleaks never follows file paths out of a bundle; "
+                          f"{ref.reload_hint()}")
+    try:
+        # the fingerprint is checked by load_bundle, with check_fingerprint
+        return ref.load(data_root=data_root, verify=False)
+    except DataError as exc:
+        raise DataError(f"cannot reload the bundle's dataset ({ref.describe()}): {exc}"
+                        ) from None
 
 
 def load_bundle(
@@ -387,11 +383,12 @@ def load_bundle(
 
     A bundle is a closed box: every file it loads is named in the manifest, lies inside the
     bundle as a regular file (no links, no ``..``, no absolute paths) and matches its
-    checksum; a dataset record names a registered dataset or files inside the bundle.
+    checksum; its dataset record holds names and parameters only, never a path.
 
     Args:
         path: The bundle directory.
-        graph: The graph to attach; by default it is reloaded from the manifest's dataset spec.
+        graph: The graph to attach; by default the copy inside the bundle, or the graph its
+            dataset record (:class:`~graphleaks.data.ref.DatasetRef`) reloads.
         data_root: Data root for datasets that need one.
         check_fingerprint: Refuse a graph whose fingerprint differs from the bundle's.
 
@@ -405,8 +402,9 @@ def load_bundle(
     extras = _tensors(root, EXTRAS, sums) if "extras" in files else {}
     split = _split(root, sums)
     model, spec, ledger = _build_model(manifest, root, state)
+    ref = _dataset_ref(manifest, root)
     if graph is None:
-        graph = _bundle_graph(manifest, root, data_root)
+        graph = _bundle_graph(manifest, root, ref, data_root)
     in_dim = manifest["in_dim"]
     if graph.num_features != in_dim:
         raise DataError(f"the feature matrix has {graph.num_features} columns but the bundle's "
@@ -424,7 +422,7 @@ def load_bundle(
         defense_config=dict(manifest.get("defense_config") or {}),
         released_edges=extras.get("released_edges"), features=extras.get("features"),
         public_edges=extras.get("public_edges"),
-        dataset=dict(manifest.get("dataset") or {}), utility=dict(manifest.get("utility") or {}),
+        dataset=ref.pinned(graph), utility=dict(manifest.get("utility") or {}),
         training=dict(manifest.get("training") or {}),
     )
     from graphleaks.defenses import registry as defenses

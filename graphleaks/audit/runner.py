@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from graphleaks.audit.suite import (
     get_suite,
 )
 from graphleaks.data.graph import fingerprint
+from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.defenses import registry as defense_registry
 from graphleaks.errors import DataError, InvalidConfigError
@@ -50,7 +51,7 @@ def train_target(
     defense_params: dict[str, Any] | None = None,
     spec: ArchitectureSpec | None = None,
     split: SplitConfig | None = None,
-    dataset: dict[str, Any] | None = None,
+    dataset: DatasetRef | Mapping[str, Any] | None = None,
     device: str = "cpu",
     seed: int,
 ) -> TrainedTarget:
@@ -63,7 +64,8 @@ def train_target(
         defense_params: Overrides of the defense's config.
         spec: Full architecture spec (overrides ``arch``).
         split: How to draw the split (inductive, 20 % members, by default).
-        dataset: How to reload the graph later (stored in bundles).
+        dataset: Where ``graph`` came from (:class:`~graphleaks.data.ref.DatasetRef`), so a
+            bundle reloads it; None for a graph built in memory.
         device: Torch device for training (the target is returned on the CPU).
         seed: Root seed: the split and training derive their seeds from it.
     """
@@ -321,7 +323,7 @@ def audit_with_scores(
     g = target.graph
     summary = TargetSummary(
         architecture=target.spec.to_dict(), defense=target.defense,
-        defense_config=target.defense_config, dataset=target.dataset,
+        defense_config=target.defense_config, dataset=target.dataset.to_dict(),
         fingerprint=fingerprint(g), num_nodes=int(g.num_nodes),
         num_edges=int(g.edge_index.size(1)), protocol=target.split.kind,
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},

@@ -48,9 +48,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphleaks.errors import DataError, InvalidConfigError
+
+if TYPE_CHECKING:  # graphleaks.data imports torch; a spec is parsed without it
+    from graphleaks.data.ref import DatasetRef
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -286,12 +289,12 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
         raise InvalidConfigError(f"{where}.synthetic is only allowed with dataset = "
                                  f"\"synthetic\", got dataset = {dataset!r}")
     if synth:
-        import inspect
+        from graphleaks.data.ref import DatasetRef
 
-        from graphleaks.data.synthetic import csbm
-
-        allowed = set(inspect.signature(csbm).parameters)
-        _no_unknown(synth, allowed, f"{where}.synthetic")
+        try:  # the same check as a bundle's record: names, numbers, size limit
+            DatasetRef.synthetic(**synth)
+        except (DataError, TypeError) as exc:
+            raise _wrap(f"{where}.synthetic", exc) from None
     return TargetSpec(
         dataset=datasets.get(dataset).name if hasattr(datasets.get(dataset), "name")
         else dataset,
@@ -437,16 +440,19 @@ def load_spec(path: str | Path) -> AuditSpec:
     return parse_spec(read_toml(path), source=str(path))
 
 
-def build_graph(target: TargetSpec) -> tuple[Any, dict[str, Any]]:
-    """The target's graph and the record of how to reload it."""
-    from graphleaks.data import load_dataset
+def dataset_ref(target: TargetSpec) -> DatasetRef:
+    """The dataset record of a target spec's graph (a registered name, or csbm parameters)."""
+    from graphleaks.data.ref import DatasetRef
 
     if target.dataset == "synthetic" and target.synthetic:
-        from graphleaks.data.synthetic import csbm
+        return DatasetRef.synthetic(**target.synthetic)
+    return DatasetRef.named(target.dataset)
 
-        params = {"seed": 0, **target.synthetic}
-        return csbm(**params), {"name": "synthetic", "csbm": params}
-    return load_dataset(target.dataset, data_root=target.data_root), {"name": target.dataset}
+
+def build_graph(target: TargetSpec) -> tuple[Any, DatasetRef]:
+    """The target's graph and its dataset record (which a bundle reloads it from)."""
+    ref = dataset_ref(target)
+    return ref.load(data_root=target.data_root), ref
 
 
 def build_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> Any:

@@ -12,6 +12,8 @@ import typer
 if TYPE_CHECKING:  # imported lazily: the CLI starts without torch_geometric
     from torch_geometric.data import Data
 
+    from graphleaks.data.ref import DatasetRef
+
 from graphleaks.errors import InvalidConfigError
 
 DataRoot = Annotated[Path | None, typer.Option(
@@ -30,21 +32,26 @@ def setup_logging(verbose: bool) -> None:
 def load_graph(
     dataset: str | None, data_root: Path | None, edges: Path | None, features: Path | None,
     labels: Path | None,
-) -> tuple[Data, dict[str, Any]]:
-    """The graph named on the command line, and the record of how to reload it."""
-    from graphleaks.data import load_dataset, load_graph_files
+) -> tuple[Data, DatasetRef]:
+    """The graph named on the command line, and its dataset record.
 
-    if edges is not None or features is not None:
+    Raises:
+        InvalidConfigError: If only one of --edges/--features is given, or a graph is named
+            both ways.
+    """
+    from graphleaks.data.ref import DatasetRef
+
+    if edges is not None or features is not None or labels is not None:
         if edges is None or features is None:
-            raise InvalidConfigError("--edges and --features must be given together")
-        graph = load_graph_files(edges, features=features, labels=labels)
-        # File names only, for the record: a bundle never follows paths out of itself, so
-        # the files are given again on the command line when the bundle is audited.
-        spec = {"name": "files", "edges": edges.name, "features": features.name,
-                "labels": labels.name if labels else None}
-        return graph, spec
-    name = dataset or "cora"
-    return load_dataset(name, data_root=data_root), {"name": name}
+            raise InvalidConfigError("--edges and --features must be given together (--labels "
+                                     "is optional)")
+        if dataset is not None:
+            raise InvalidConfigError("give either --dataset or --edges/--features, not both")
+        # the record keeps the file names only: a bundle never follows paths out of itself
+        ref = DatasetRef.files(edges, features, labels)
+    else:
+        ref = DatasetRef.named(dataset or "cora")
+    return ref.load(data_root=data_root), ref
 
 
 def parse_params(items: list[str] | None) -> dict[str, dict[str, Any]]:

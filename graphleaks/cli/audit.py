@@ -113,8 +113,8 @@ def audit(
     from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import audit_with_scores, train_target
     from graphleaks.audit.suite import build_attack, get_suite
-    from graphleaks.models.gnn import ArchitectureSpec
     from graphleaks.bundles import load_bundle
+    from graphleaks.models.gnn import ArchitectureSpec
 
     setup_logging(verbose)
     the_suite = get_suite(suite)  # bad names fail before any work
@@ -189,7 +189,8 @@ def audit(
     with progress_display(bars):
         if bundle is not None:
             graph = None
-            if edges is not None or features is not None or dataset is not None:
+            if (edges is not None or features is not None or labels is not None
+                    or dataset is not None):
                 graph, _ = load_graph(dataset, data_root, edges, features, labels)
             target = load_bundle(bundle, graph=graph, data_root=data_root)
         else:

@@ -49,11 +49,11 @@ def train(
     from graphleaks._outputs import BUNDLE, check_output_dir
     from graphleaks._validation import validate
     from graphleaks.audit.runner import train_target
+    from graphleaks.bundles import save_bundle
     from graphleaks.data.splits import SplitConfig
     from graphleaks.defenses import registry as defenses
     from graphleaks.errors import BundleError
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.bundles import save_bundle
 
     setup_logging(verbose)
     if out.exists() and not overwrite:

@@ -167,8 +167,9 @@ class DatasetRef:
     def coerce(cls, value: DatasetRef | Mapping[str, Any] | None) -> DatasetRef:
         """A :class:`DatasetRef` from what Python API callers pass as ``dataset=``.
 
-        A mapping is read as a stored record (:meth:`from_dict`), except that a ``files``
-        record may hold paths here: the caller is trusted, and only the names are kept.
+        A mapping is read as a stored record (:meth:`from_dict`), except that the caller is
+        trusted here: a ``files`` record may hold paths (only the names are kept), and an
+        unregistered ``name`` without a ``kind`` labels a graph in memory.
         """
         if value is None:
             return cls.user()
@@ -182,6 +183,9 @@ class DatasetRef:
             ref = cls.files(value["edges"], value["features"], value.get("labels"))
             fp = value.get("fingerprint")
             return dataclasses.replace(ref, fingerprint=fp) if isinstance(fp, str) else ref
+        name = value.get("name")
+        if "kind" not in value and isinstance(name, str) and name not in _registry():
+            return cls.user(name)  # a free label such as {"name": "my-graph"}
         return cls.from_dict(value)
 
     # ------------------------------------------------------------------ records
@@ -281,7 +285,8 @@ class DatasetRef:
             return (f"it was read from the files {self.describe().removeprefix('files ')}: "
                     "pass the same files with --edges, --features and --labels")
         if self.kind == "user":
-            return "it was handed over in memory: pass the same graph again (graph=...)"
+            return ("it was handed over in memory: pass the same graph again (graph= in Python, "
+                    "--dataset or --edges/--features/--labels on the command line)")
         if self.kind == "data_root":
             return f"pass --data-root (or set GRAPHLEAKS_DATA) with dataset {self.name!r}"
         return "it is rebuilt from the record"
@@ -341,17 +346,18 @@ def _legacy_kind(name: str | None, raw: Mapping[str, Any]) -> str:
         return "files"
     if name == "synthetic" and raw.get("csbm") is not None:
         return "synthetic"
-    if name is None:
-        return "user"
+    # any other name must be registered (checked by the caller): a stored record is untrusted
+    return "user" if name is None else "bundled"
+
+
+def _registry() -> Any:
     from graphleaks.data.datasets import datasets
 
-    # a registered name reloads; any other was a label given through the Python API
-    return "bundled" if name in datasets else "user"
+    return datasets
 
 
 def _registered(name: str) -> str:
-    from graphleaks.data.datasets import datasets
-
+    datasets = _registry()
     if name not in datasets:
         raise DataError(f"dataset.name {name[:80]!r} is not a registered dataset; choose one "
                         f"of: {', '.join(datasets.names())}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import torch
@@ -17,6 +18,7 @@ from torch_geometric.data import Data
 from graphleaks._registry import Registry
 from graphleaks._validation import replace_config, validate
 from graphleaks.data.graph import check_graph, num_classes
+from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.gnn import GNN, ArchitectureSpec
@@ -72,7 +74,7 @@ class Defense(ABC):
 
     def fit(
         self, graph: Data, split: MembershipSplit, *, model: ArchitectureSpec, seed: int,
-        dataset: dict[str, Any] | None = None, device: str = "cpu",
+        dataset: DatasetRef | Mapping[str, Any] | None = None, device: str = "cpu",
     ) -> TrainedTarget:
         """Train a target on ``graph`` with ``split`` and return it with its ledger.
 
@@ -81,7 +83,8 @@ class Defense(ABC):
             split: Who trains the target.
             model: Architecture and training hyperparameters.
             seed: Seed of every random choice.
-            dataset: How to reload the graph later (stored in the bundle).
+            dataset: Where the graph came from, to reload it later (stored in the bundle;
+                a mapping is read as a dataset record, None means a graph in memory).
             device: Torch device to train on; the returned target lives on the CPU.
 
         Raises:
@@ -90,6 +93,7 @@ class Defense(ABC):
         """
         validate(self.config, type(self).__name__)
         validate(model)
+        ref = DatasetRef.coerce(dataset)  # a bad record is refused before any training
         graph = check_graph(graph)
         if split.num_nodes != graph.num_nodes:
             raise DataError(f"split was drawn for {split.num_nodes} nodes but the graph has "
@@ -108,7 +112,7 @@ class Defense(ABC):
         if target.public_edges is not None:
             target.public_edges = target.public_edges.cpu()
         target.clear_cache()
-        target.dataset = dict(dataset or {})
+        target.dataset = ref.pinned(graph)
         target.defense = self.name
         target.defense_config = dataclasses.asdict(self.config)
         target.utility = utility(target)

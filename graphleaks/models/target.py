@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
+from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
@@ -46,7 +47,8 @@ class TrainedTarget:
         features: Node features the model is served with, if the defense changed them.
         public_edges: Edges the defense treats as public and releases as they are (HeteroRR's
             public part); edge attacks score only the other, protected edges.
-        dataset: How to reload the graph (``{"name": "cora"}`` or file paths).
+        dataset: Where the graph came from and how to reload it (a pinned
+            :class:`~graphleaks.data.ref.DatasetRef`).
         utility: Accuracy and F1 on train/val/test.
         training: Facts about training (epochs, best epoch).
     """
@@ -62,7 +64,7 @@ class TrainedTarget:
     released_edges: torch.Tensor | None = None
     features: torch.Tensor | None = None
     public_edges: torch.Tensor | None = None
-    dataset: dict[str, Any] = field(default_factory=dict)
+    dataset: DatasetRef = field(default_factory=DatasetRef.user)
     utility: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
     _cache: dict[str, list[torch.Tensor]] = field(default_factory=dict, repr=False)

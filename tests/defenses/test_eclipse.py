@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from graphleaks.audit.runner import train_target
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.data import SplitConfig, csbm
 from graphleaks.defenses import registry
 from graphleaks.defenses.eclipse import (
@@ -22,7 +23,6 @@ from graphleaks.defenses.eclipse import (
 )
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.calibration import classic_gaussian_sigma
 from graphleaks.privacy.ledger import GuaranteeStatus
 

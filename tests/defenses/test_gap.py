@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from graphleaks.audit.runner import train_target
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.data.synthetic import csbm
 from graphleaks.defenses import registry
 from graphleaks.defenses.gap import GAPModel, bound_out_degree, sum_aggregate
 from graphleaks.errors import InvalidConfigError
-from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.ledger import PrivacyUnit
 from graphleaks.privacy.mechanisms import gaussian_noise
 

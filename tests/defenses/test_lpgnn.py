@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from graphleaks.audit.runner import train_target
+from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.data.splits import SplitConfig
 from graphleaks.data.synthetic import csbm
 from graphleaks.defenses.lpgnn import (
@@ -22,7 +23,6 @@ from graphleaks.defenses.lpgnn import (
     resolve_hparams,
 )
 from graphleaks.errors import InvalidConfigError
-from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.privacy.ledger import PrivacyUnit
 from graphleaks.privacy.mechanisms import rr_matrix
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphleaks.metrics import auc, binary_metrics, bootstrap_auc_ci, bootstrap_ci
 from graphleaks.metrics import _core as chunking  # the chunk budget lives with the helpers
+from graphleaks.metrics import auc, binary_metrics, bootstrap_auc_ci, bootstrap_ci
 from graphleaks.metrics.intervals import BOOTSTRAP, CLOPPER_PEARSON, DELONG, NEWCOMBE_AUC
 
 # ----------------------------------------------------------------- the former implementation

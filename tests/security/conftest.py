@@ -153,9 +153,9 @@ def graph_opts(folder: Path) -> list[str]:
 def tiny_bundle(tmp_path_factory: pytest.TempPathFactory, graph_dir: Path) -> Path:
     """A bundle of a 5-epoch GCN trained on ``graph_dir`` (a user-files dataset record)."""
     from graphleaks.audit.runner import train_target
+    from graphleaks.bundles import save_bundle
     from graphleaks.data.files import load_graph_files
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.bundles import save_bundle
 
     g = load_graph_files(graph_dir / "edges.csv", features=graph_dir / "x.npy",
                          labels=graph_dir / "y.csv")

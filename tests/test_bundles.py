@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from graphleaks.audit.runner import run_audit
-from graphleaks.errors import BundleError, DataError
 from graphleaks.bundles import load_bundle, save_bundle
+from graphleaks.errors import BundleError, DataError
 
 
 def test_round_trip_reproduces_outputs(trained_target, small_graph, tmp_path):
