@@ -110,3 +110,86 @@ def test_bundle_from_user_files_carries_its_graph(tmp_path):
         f.unlink()
     loaded = load_bundle(path)
     assert torch.allclose(loaded.posteriors(), t.posteriors())
+
+
+# --------------------------------------------------------------- every kind of graph reloads
+
+
+def write_lastfm_root(root, graph):
+    """A data root holding ``graph`` laid out as the LastFM Asia files (a data-root dataset)."""
+    base = root / "LastFMAsia" / "original"
+    base.mkdir(parents=True)
+    (base / "lastfm_asia_edges.csv").write_text(
+        "node_1,node_2\n" + "\n".join(f"{a},{b}" for a, b in graph.edge_index.T.tolist()))
+    (base / "lastfm_asia_target.csv").write_text(
+        "id,target\n" + "\n".join(f"{i},{c}" for i, c in enumerate(graph.y.tolist())))
+    return root
+
+
+def _spec_bundle(tmp_path, target_table, monkeypatch):
+    from graphleaks.audit.spec import build_target, parse_spec
+
+    monkeypatch.setenv("GRAPHLEAKS_CACHE", str(tmp_path / "cache"))
+    table = {**target_table, "architecture": {"hidden": [8], "epochs": 3}}
+    spec = parse_spec({"target": table, "attacks": {"confidence_mia": {}}})
+    target = build_target(spec.target, seed=0)
+    return target, save_bundle(target, tmp_path / "b")
+
+
+def test_spec_trained_bundle_on_a_synthetic_graph_reloads(tmp_path, monkeypatch):
+    # Regression (issue 12): the manifest recorded the csbm parameters, but the bundle reloaded
+    # the registered 500-node "synthetic" graph instead and blamed the user's graph.
+    target, path = _spec_bundle(
+        tmp_path, {"dataset": "synthetic", "synthetic": {"num_nodes": 90, "num_features": 6}},
+        monkeypatch)
+    assert json.loads((path / "manifest.json").read_text())["dataset"]["kind"] == "synthetic"
+    assert not (path / "graph.safetensors").exists()  # rebuilt from the record, not carried
+    loaded = load_bundle(path)
+    assert loaded.graph.num_nodes == 90 and loaded.dataset == target.dataset
+    assert torch.allclose(loaded.posteriors(), target.posteriors())
+
+
+@pytest.mark.parametrize("kind", ["bundled", "data_root"])
+def test_spec_trained_bundle_on_a_named_dataset_reloads(kind, tmp_path, monkeypatch):
+    from graphleaks.data import csbm
+
+    if kind == "bundled":
+        table, root = {"dataset": "synthetic"}, None
+    else:
+        root = write_lastfm_root(tmp_path / "root",
+                                 csbm(80, num_classes=3, num_features=1, seed=0))
+        table = {"dataset": "lastfm-asia", "data_root": str(root)}
+    target, path = _spec_bundle(tmp_path, table, monkeypatch)
+    assert target.dataset.kind == kind
+    loaded = load_bundle(path, data_root=root)
+    assert loaded.dataset == target.dataset
+    assert torch.allclose(loaded.posteriors(), target.posteriors())
+
+
+def test_bundle_of_a_graph_in_memory_carries_it(tmp_path):
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data import csbm
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    g = csbm(60, seed=4)
+    t = train_target(g, spec=ArchitectureSpec(hidden=(8,), epochs=3), seed=0)
+    assert t.dataset.kind == "user"
+    loaded = load_bundle(save_bundle(t, tmp_path / "b"))
+    assert torch.allclose(loaded.posteriors(), t.posteriors())
+
+
+def test_a_bundle_that_does_not_carry_its_files_names_the_options(tmp_path):
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data import DatasetRef, csbm
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    ref = DatasetRef.files(tmp_path / "e.csv", tmp_path / "x.npy")
+    t = train_target(csbm(60, seed=4), spec=ArchitectureSpec(hidden=(8,), epochs=3), seed=0,
+                     dataset=ref)
+    path = save_bundle(t, tmp_path / "b")
+    assert json.loads((path / "manifest.json").read_text())["dataset"]["edges"] == "e.csv"
+    manifest = json.loads((path / "manifest.json").read_text())
+    del manifest["files"]["graph"]
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(BundleError, match="never follows file paths.*--edges, --features"):
+        load_bundle(path)
