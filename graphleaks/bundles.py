@@ -26,6 +26,7 @@ from graphleaks._outputs import BUNDLE, publish_dir
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.ref import CARRIED_KINDS, DatasetRef
 from graphleaks.data.splits import MembershipSplit
+from graphleaks.defenses import registry as defenses
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
@@ -303,8 +304,6 @@ def _build_model(
     The architecture is first built on the meta device (no memory), so a manifest that
     claims huge layers is refused by comparing shapes before anything is allocated.
     """
-    from graphleaks.defenses import registry as defenses
-
     where = root / MANIFEST
     try:
         spec = ArchitectureSpec.from_dict(manifest["architecture"])
@@ -425,8 +424,6 @@ def load_bundle(
         dataset=ref.pinned(graph), utility=dict(manifest.get("utility") or {}),
         training=dict(manifest.get("training") or {}),
     )
-    from graphleaks.defenses import registry as defenses
-
     # e.g. GAP: re-arm the served release and its query ledger
     defenses.get(target.defense).on_load(target)
     return target

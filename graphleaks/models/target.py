@@ -37,7 +37,7 @@ class TrainedTarget:
         model: The module, in eval mode; ``model(x, edge_index)`` gives logits and
             ``model.embed(x, edge_index)`` every layer's output.
         spec: Architecture and training hyperparameters.
-        graph: The original graph (not saved in bundles; reloaded from its dataset spec).
+        graph: The original graph (reloaded through ``dataset``, or carried in the bundle).
         split: The membership split.
         seed: The training seed.
         ledger: The privacy ledger.
