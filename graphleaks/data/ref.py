@@ -54,6 +54,7 @@ _MAX_NAME = 255
 #: Largest ``num_nodes * num_features`` a synthetic record may ask for. The record may come
 #: from an untrusted bundle or spec, and ``csbm`` allocates that many float64 values twice.
 MAX_SYNTHETIC_CELLS = 200_000_000
+_INTEGER_PARAMS = frozenset({"num_nodes", "num_classes", "num_features", "seed"})
 _KEYS = frozenset({"kind", "name", "edges", "features", "labels", "csbm", "fingerprint"})
 
 
@@ -85,10 +86,9 @@ def _check_synthetic(params: Mapping[str, Any]) -> tuple[tuple[str, int | float]
                 or (isinstance(value, float) and not math.isfinite(value))):
             raise DataError(f"dataset.csbm.{key} must be a finite number, got "
                             f"{str(value)[:40]!r}")
+        if key in _INTEGER_PARAMS and (not isinstance(value, int) or value < 0):
+            raise DataError(f"dataset.csbm.{key} must be an integer >= 0, got {value!r}")
         out[str(key)] = value
-    seed = out["seed"]
-    if not isinstance(seed, int) or seed < 0:
-        raise DataError(f"dataset.csbm.seed must be an integer >= 0, got {seed!r}")
     nodes, feats = out.get("num_nodes", 60), out.get("num_features", 8)
     if isinstance(nodes, (int, float)) and isinstance(feats, (int, float)) and (
             nodes * feats > MAX_SYNTHETIC_CELLS):

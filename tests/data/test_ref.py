@@ -116,6 +116,7 @@ def test_pinned_fingerprint_refuses_another_graph():
     ({"kind": "synthetic", "csbm": {"num_nodes": True}}, "finite number"),
     ({"kind": "synthetic", "csbm": {"bogus": 1}}, "unknown parameter"),
     ({"kind": "synthetic", "csbm": {"seed": -1}}, "seed"),
+    ({"kind": "synthetic", "csbm": {"num_nodes": 60.5}}, "num_nodes must be an integer"),
     ({"kind": "synthetic", "csbm": [1, 2]}, "JSON object"),
     ({"kind": "synthetic", "csbm": {"num_nodes": 10_000_000, "num_features": 100_000}},
      "over the limit"),
