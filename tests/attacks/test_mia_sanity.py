@@ -12,9 +12,10 @@ Membership:
   signal whatever the target: any AUC away from 0.5 would mean the attack leaks labels.
 
 Link: the attack's own sampled challenge, keeping only its non-edges (per-candidate hints
-kept alongside), the first half labelled "edge" as the harness orders positives first. An
-AUC away from 0.5 means the scores depend on something other than the target's edges (the
-candidates' position, or labels leaking through the hints).
+kept alongside), half of them labelled "edge" at random. An AUC away from 0.5 means the
+attack leaks labels. (Labelling the first half instead, as the harness orders positives,
+would not do: pairs among a node sample are ordered by node, and scores legitimately differ
+by node.)
 
 Attribute: the permuted labels of the random-label target are independent of the graph, so
 no embedding release reveals them.
@@ -43,7 +44,7 @@ CONTROLS = Suite("controls", 300, {
           "n_subgraphs": 2, "subgraph_size": 30, "walks_per_node": 3, "walk_length": 20},
     "confidence_mia": {"threshold": "none"},
     "shadow_mia": {"classifier": "logreg"},
-    "link_stealing": {"epochs": 5},
+    "link_stealing": {"epochs": 5, "eval_fraction": 0.5},
     "lira_mia": {"num_references": 8},
 })
 
@@ -120,7 +121,8 @@ def _non_edges_only(lc: LabelledChallenge) -> LabelledChallenge:
     # Per-candidate hints (one row per candidate, e.g. TIA's subgraph ids) follow the filter.
     hints = {k: (np.asarray(v)[keep] if len(v) == n else v) for k, v in ch.hints.items()}
     m = int(keep.sum())
-    truth = np.r_[np.ones(m // 2, np.int64), np.zeros(m - m // 2, np.int64)]
+    truth = np.zeros(m, dtype=np.int64)
+    truth[np.random.default_rng(1).permutation(m)[: m // 2]] = 1
     return LabelledChallenge(dataclasses.replace(ch, candidates=ch.candidates[keep],
                                                  hints=hints), truth)
 
