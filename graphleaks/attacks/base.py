@@ -109,8 +109,9 @@ class ThreatModel:
     defense_knowledge: bool = True
 
     def __post_init__(self) -> None:
-        # A threat model is data written by attack authors and decoded from reports: checking
-        # it here is the one place both paths pass through.
+        # Deviation from "the constructor stores" (design rule 2): a threat model is plain data
+        # written by attack authors and decoded from reports, with no config validation step
+        # of its own, so the constructor is the one place every path passes through.
         for name, choices in THREAT_MODEL_CHOICES.items():
             value = getattr(self, name)
             if not isinstance(value, str) or value not in choices:

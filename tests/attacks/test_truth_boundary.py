@@ -71,6 +71,17 @@ def test_attack_modules_never_reach_the_truth(path):
     assert _violations(ATTACKS / path) == []
 
 
+def test_attribute_override_reaches_only_the_spec():
+    # AttributeInference(attribute=...) holds the values to infer, i.e. the truth: only
+    # challenge_spec may read them, to hand them to the harness.
+    tree = ast.parse((ATTACKS / "attribute_inference.py").read_text(encoding="utf-8"))
+    readers = {fn.name for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef)
+               for node in ast.walk(fn)
+               if isinstance(node, ast.Attribute) and node.attr == "attribute"
+               and isinstance(node.value, ast.Name) and node.value.id == "self"}
+    assert readers == {"__init__", "challenge_spec"}
+
+
 def test_the_scan_finds_a_truth_read(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("from graphleaks.attacks.harness import LabelledChallenge\n"
