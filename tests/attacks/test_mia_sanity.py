@@ -85,16 +85,32 @@ def random_label_target(small_graph):
                         split=SplitConfig(train_frac=0.3, val_frac=0.1, test_frac=0.3))
 
 
-def _auc_ci(r):
+def _assert_no_signal(r, name):
     m = binary_metrics(r.scores, r.labels, n_bootstrap=300, seed=0)
-    return m.auc.lo, m.auc.hi
+    assert m.auc.lo <= 0.5 <= m.auc.hi, (name, m.auc.lo, m.auc.hi)
+
+
+def test_the_controls_catch_a_leak(trained_target):
+    # An attack that knew the labels (here smuggled in by the test) fails every control.
+    from graphleaks.attacks.base import AttackScores
+    from graphleaks.attacks.confidence_mia import ConfidenceMIA
+
+    lc = _non_edges_only(LabelledChallenge(
+        Challenge(task=Task.MEMBERSHIP, candidates=np.arange(100)), np.zeros(100, np.int64)))
+
+    class Cheat(ConfidenceMIA):  # unregistered: it defines no name of its own
+        def _score(self, target, challenge, rngs):
+            return AttackScores(lc.truth + 0.1 * rngs.numpy.random(len(lc.truth)))
+
+    r = run_attack(Cheat(threshold="none"), trained_target, seed=0, challenge=lc)
+    with pytest.raises(AssertionError):
+        _assert_no_signal(r, "cheat")
 
 
 @pytest.mark.parametrize(("name", "params"), MEMBERSHIP, ids=_ids(MEMBERSHIP))
 def test_random_label_target_has_no_signal(random_label_target, name, params):
     r = run_attack(build_attack(name, CONTROLS, params), random_label_target, seed=0)
-    lo, hi = _auc_ci(r)
-    assert lo <= 0.5 <= hi, (name, lo, hi)
+    _assert_no_signal(r, name)
 
 
 @pytest.mark.parametrize(("name", "params"), MEMBERSHIP, ids=_ids(MEMBERSHIP))
@@ -110,8 +126,7 @@ def test_same_node_split_has_no_signal(trained_target, name, params):
                   hints={"known_members": pool[-10:-5], "known_nonmembers": pool[-5:]}),
         truth)
     r = run_attack(build_attack(name, CONTROLS, params), trained_target, seed=0, challenge=ch)
-    lo, hi = _auc_ci(r)
-    assert lo <= 0.5 <= hi, (name, lo, hi)
+    _assert_no_signal(r, name)
 
 
 def _non_edges_only(lc: LabelledChallenge) -> LabelledChallenge:
@@ -133,8 +148,7 @@ def test_non_edges_labelled_as_edges_have_no_signal(trained_target, name, params
     lc = _non_edges_only(sample_challenge(attack, trained_target, seed=0))
     assert len(lc.truth) >= 40
     r = run_attack(attack, trained_target, seed=0, challenge=lc)
-    lo, hi = _auc_ci(r)
-    assert lo <= 0.5 <= hi, (name, lo, hi)
+    _assert_no_signal(r, name)
 
 
 @pytest.mark.parametrize(("name", "params"), ATTRIBUTE, ids=_ids(ATTRIBUTE))
