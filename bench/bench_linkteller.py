@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from graphleaks.attacks.base import TargetView
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.attacks.linkteller import LinkTeller
 from graphleaks.audit.runner import train_target
 from graphleaks.data import load_dataset
@@ -79,11 +79,11 @@ def main() -> None:
     spec = ArchitectureSpec(hidden=(64,), epochs=200, patience=50)
     _, t = measure(f"train GCN ({args.dataset})", lambda: train_target(g, seed=0, spec=spec))
     attack = LinkTeller(n_nodes=args.n_nodes)
-    challenge = attack.make_challenge(t, seed=0)
-    pairs = np.asarray(challenge.candidates).reshape(-1, 2)
+    lc = sample_challenge(attack, t, seed=0)
+    pairs = np.asarray(lc.challenge.candidates).reshape(-1, 2)
     nodes, inv = np.unique(pairs, return_inverse=True)
     inv = inv.reshape(-1, 2)
-    labels = challenge._truth
+    labels = lc.truth
     view = TargetView(t, attack.threat_model)
     x = view.features().float()
     results = {}
@@ -93,7 +93,7 @@ def main() -> None:
     for mode in ("forward", "local"):
         cpu, r = measure(f"{mode} (this branch)",
                          lambda mode=mode: run_attack(LinkTeller(n_nodes=args.n_nodes, api=mode),
-                                                      t, seed=0, challenge=challenge))
+                                                      t, seed=0, challenge=lc))
         results[mode] = (cpu, auc(r.scores, r.labels))
     for mode, (cpu, a) in results.items():
         ratio = (f"  main/{mode} CPU {results['main'][0] / cpu:6.1f}x"

@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 from graphleaks.attacks.base_mia import BASEMIA  # noqa: E402
 from graphleaks.attacks.confidence_mia import ConfidenceMIA  # noqa: E402
 from graphleaks.attacks.gbase_mia import GBASEMIA  # noqa: E402
-from graphleaks.attacks.harness import run_attack  # noqa: E402
+from graphleaks.attacks.harness import run_attack, sample_challenge  # noqa: E402
 from graphleaks.attacks.label_only_mia import LabelOnlyMIA  # noqa: E402
 from graphleaks.attacks.linkteller import LinkTeller  # noqa: E402
 from graphleaks.attacks.lira_mia import LiRAMIA  # noqa: E402
@@ -121,9 +121,9 @@ def run_mia(datasets: list[str], seeds: int, refs: int, data_root: str | None,
 
 def _tia_tpl(attack: TIA, target: Any, seed: int) -> tuple[float, float]:
     """AUC and mean per-subgraph TPL of one TIA."""
-    ch = attack.make_challenge(target, seed=derive_seed(seed, "challenge"))
-    r = run_attack(attack, target, seed=seed, challenge=ch)
-    group = ch.hints["subgraph"]
+    lc = sample_challenge(attack, target, seed=derive_seed(seed, "challenge"))
+    r = run_attack(attack, target, seed=seed, challenge=lc)
+    group = lc.challenge.hints["subgraph"]
     tpl = float(np.mean([topology_leakage(r.scores[group == g], r.labels[group == g])
                          for g in np.unique(group)]))
     return auc(r.scores, r.labels), tpl

@@ -1,4 +1,7 @@
-"""Candidate node pairs for the edge attacks: sampled, never all N² pairs.
+"""Candidate node pairs and node samples for the edge attacks: sampled, never all N² pairs.
+
+Truth-free geometry only: which pairs are private edges is decided in
+:mod:`graphleaks.attacks.harness`, which owns the challenges.
 
 Edges are handled as a sorted array of hashed undirected keys ``u * N + v`` (``u < v``), so
 memory grows with the number of edges and candidates only. Membership of a pair in the edge
@@ -8,11 +11,10 @@ set is a binary search (:func:`numpy.searchsorted`).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
-from graphleaks.attacks.base import Challenge, Task
 from graphleaks.errors import DataError
-from graphleaks.models.target import TrainedTarget
 
 
 def undirected_pairs(edge_index: torch.Tensor | np.ndarray) -> np.ndarray:
@@ -123,30 +125,6 @@ def balanced_pairs(
     return pos, neg
 
 
-def link_challenge(
-    positives: np.ndarray, negatives: np.ndarray, hints: dict[str, np.ndarray] | None = None,
-    notes: tuple[str, ...] = (),
-) -> Challenge:
-    """A :class:`Challenge` of positives then negatives (labels 1 then 0)."""
-    cand = np.concatenate([positives, negatives]).astype(np.int64).reshape(-1, 2)
-    truth = np.r_[np.ones(len(positives), np.int64), np.zeros(len(negatives), np.int64)]
-    return Challenge(task=Task.LINK, candidates=cand, _truth=truth, hints=hints or {},
-                     notes=notes)
-
-
-def sample_link_challenge(
-    edge_index: torch.Tensor | np.ndarray, num_nodes: int, *, seed: int,
-    n_positive: int | None = 1000,
-) -> Challenge:
-    """Balanced challenge: ``n_positive`` true edges (all when fewer or None) and as many
-    uniformly sampled non-edges.
-    """
-    rng = np.random.default_rng(seed)
-    pos, neg = balanced_pairs(undirected_pairs(edge_index), num_nodes, rng,
-                              max_positive=n_positive)
-    return link_challenge(pos, neg)
-
-
 def all_pairs(nodes: np.ndarray) -> np.ndarray:
     """All ``i < j`` pairs among ``nodes`` (for a sampled node set only, never the graph)."""
     nodes = np.asarray(nodes, dtype=np.int64)
@@ -154,34 +132,55 @@ def all_pairs(nodes: np.ndarray) -> np.ndarray:
     return np.stack([nodes[i], nodes[j]], axis=1)
 
 
-def public_edge_keys(target: TrainedTarget) -> np.ndarray:
-    """Sorted keys of the edges the target's defense releases as public (often none)."""
-    public = getattr(target, "public_edges", None)
-    if public is None:
-        return np.empty(0, dtype=np.int64)
-    return edge_keys(public, int(target.graph.num_nodes))
+def sample_nodes(
+    degree: np.ndarray, n: int, sample_type: str, *, low: int, high: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Sample ``n`` nodes (fewer if the pool is smaller), sorted.
 
-
-def public_edge_notes(target: TrainedTarget) -> tuple[str, ...]:
-    """The report line saying that a defense's public edges were left out, if it has any."""
-    public = public_edge_keys(target)
-    if len(public) == 0:
-        return ()
-    return (f"scored on the private edges only: the {len(public)} edges the defense releases "
-            "as public are excluded from positives and negatives",)
-
-
-def private_edges(target: TrainedTarget) -> torch.Tensor:
-    """The edges a target was trained with and protects (the truth of edge attacks).
-
-    This is the original graph under the split's protocol (all edges when transductive,
-    edges inside each part when inductive), not a defense's released graph, less any edges
-    the defense declares public (:attr:`TrainedTarget.public_edges`): those are released as
-    they are by design, so finding them is no leak.
+    Raises:
+        DataError: If fewer than 2 nodes qualify.
     """
-    edges = target.split.training_edges(target.graph.edge_index)
-    public = public_edge_keys(target)
-    if len(public) == 0:
-        return edges
-    keep = ~contains(public, pair_keys(edges.t().cpu().numpy(), int(target.graph.num_nodes)))
-    return edges[:, torch.from_numpy(keep)]
+    deg = np.asarray(degree) + 1  # the original counts the self-loop
+    if sample_type == "low_degree":
+        pool = np.flatnonzero(deg <= low)
+    elif sample_type == "high_degree":
+        pool = np.flatnonzero(deg >= high)
+    else:
+        pool = np.arange(len(deg))
+    if len(pool) < 2:
+        raise DataError(f"only {len(pool)} nodes qualify for sample_type={sample_type!r}")
+    return np.sort(rng.choice(pool, min(n, len(pool)), replace=False))
+
+
+def bfs_subgraphs(adj: sp.csr_matrix, count: int, size: int, min_size: int,
+                  rng: np.random.Generator, max_tries: int = 10_000) -> list[np.ndarray]:
+    """Up to ``count`` disjoint BFS-grown node sets of ``min_size`` to ``size`` nodes.
+
+    Raises:
+        DataError: If not a single one is found.
+    """
+    used = np.zeros(adj.shape[0], dtype=bool)
+    out: list[np.ndarray] = []
+    for _ in range(max_tries):
+        if len(out) == count:
+            return out
+        start = int(rng.integers(adj.shape[0]))
+        if used[start]:
+            continue
+        seen, queue = {start}, [start]
+        order: list[int] = []
+        while queue and len(order) < size:
+            u = queue.pop(0)
+            order.append(u)
+            for w in adj.indices[adj.indptr[u]:adj.indptr[u + 1]].tolist():
+                if w not in seen and not used[w]:
+                    seen.add(w)
+                    queue.append(w)
+        if len(order) >= min_size:
+            nodes = np.sort(np.array(order, dtype=np.int64))
+            used[nodes] = True
+            out.append(nodes)
+    if not out:
+        raise DataError(f"found no subgraph of >= {min_size} nodes; lower min_size")
+    return out

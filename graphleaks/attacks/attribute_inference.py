@@ -24,15 +24,17 @@ import numpy.typing as npt
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
+    AttributeSpec,
     Challenge,
+    EmbeddingRelease,
     Output,
     TargetView,
     Task,
     ThreatModel,
 )
+from graphleaks.attacks.harness import encode_attribute, split_known
 from graphleaks.errors import DataError, InvalidConfigError
-from graphleaks.models.target import TrainedTarget
-from graphleaks.seeding import Rngs, derive_seed
+from graphleaks.seeding import Rngs
 
 __all__ = [
     "CLASSIFIERS",
@@ -126,37 +128,6 @@ def fit_predict(
     return np.asarray(pred).astype(np.int64)
 
 
-def encode_attribute(values: npt.ArrayLike, *, source: str = "attribute") -> npt.NDArray[np.int64]:
-    """Class ids ``0..k-1`` of an attribute (in sorted order of its values).
-
-    Raises:
-        DataError: If the attribute has fewer than 2 distinct values.
-    """
-    v = np.asarray(values).reshape(-1)
-    uniq, inv = np.unique(v, return_inverse=True)
-    if len(uniq) < 2:
-        shown = repr(uniq[0].item()) if len(uniq) else "none"
-        raise DataError(f"{source} has a single class ({shown}); attribute inference needs at "
-                        "least 2")
-    return inv.astype(np.int64)
-
-
-def split_known(
-    num_nodes: int, aux_frac: float, *, seed: int
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Draw the adversary's known nodes (a ``aux_frac`` fraction) and the rest, both sorted.
-
-    Raises:
-        DataError: If either side would be empty.
-    """
-    n_known = int(round(aux_frac * num_nodes))
-    if n_known < 1 or n_known >= num_nodes:
-        raise DataError(f"aux_frac={aux_frac} of {num_nodes} nodes leaves no known or no "
-                        "unknown node")
-    perm = np.random.default_rng(derive_seed(seed, "aia-known")).permutation(num_nodes)
-    return np.sort(perm[:n_known]).astype(np.int64), np.sort(perm[n_known:]).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class AttributeInferenceConfig:
     """Parameters of :class:`AttributeInference`.
@@ -198,9 +169,10 @@ class AttributeInferenceConfig:
 class AttributeInference(Attack):
     """Infer a sensitive node attribute from embeddings, knowing it for a fraction of nodes.
 
-    The challenge (:meth:`make_challenge`) draws the known nodes (``aux_frac`` of all nodes,
-    seeded) and gives the adversary their attribute values as ``hints["train_labels"]`` and
-    their ids as ``hints["known_nodes"]``; the candidates are all other nodes. The attribute is
+    The harness samples the challenge (:meth:`challenge_spec`): it draws the known nodes
+    (``aux_frac`` of all nodes, seeded) and gives the adversary their attribute values as
+    ``hints["train_labels"]`` and their ids as ``hints["known_nodes"]``; the candidates are
+    all other nodes. The attribute is
     the target graph's ``y`` unless ``attribute`` is given. Scores are predicted class ids.
 
     With ``source="released_embeddings"`` the vectors are ``released`` if given (row ``i`` =
@@ -241,40 +213,24 @@ class AttributeInference(Attack):
                else Output.EMBEDDINGS)
         self.requires = frozenset({out})  # type: ignore[misc]
 
-    def _release(self, target: TrainedTarget, seed: int) -> npt.NDArray[np.float32]:
-        """What the data holder publishes: DeepWalk/node2vec vectors of the target's graph."""
-        from graphleaks.models.embeddings import DeepWalk, EmbedderConfig, Node2Vec
+    def challenge_spec(self) -> AttributeSpec:
+        """Known nodes with their attribute as hints; all other nodes as candidates.
 
+        The harness draws the known nodes, encodes the attribute and, for
+        ``source="released_embeddings"`` without ``released``, simulates the data holder's
+        release.
+        """
         cfg = self.config
-        ecfg = EmbedderConfig(dimensions=cfg.dimensions, walk_length=cfg.walk_length,
-                              walks_per_node=cfg.walks_per_node, window=cfg.window,
-                              epochs=cfg.epochs, p=cfg.p, q=cfg.q)
-        cls = DeepWalk if cfg.embedder == "deepwalk" else Node2Vec
-        g = target.graph
-        return cls(ecfg).fit(g.edge_index, int(g.num_nodes), seed=seed).vectors
-
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
-        """Known nodes with their attribute as hints; all other nodes as candidates."""
-        from graphleaks._validation import validate
-
-        cfg = validate(self.config, type(self).__name__)
-        n = int(target.graph.num_nodes)
-        raw = self.attribute if self.attribute is not None else target.graph.y.cpu().numpy()
-        if len(raw) != n:
-            raise DataError(f"the attribute has {len(raw)} values for {n} nodes")
-        y = encode_attribute(raw)
-        known, rest = split_known(n, cfg.aux_frac, seed=seed)
-        hints: dict[str, np.ndarray] = {"known_nodes": known, "train_labels": y[known]}
+        release = released = None
         if cfg.source == "released_embeddings":
-            if self.released is not None:
-                if self.released.ndim != 2 or self.released.shape[0] != n:
-                    raise DataError(f"released embeddings have shape {self.released.shape}; "
-                                    f"expected [{n}, d]")
-                hints["released_embeddings"] = self.released
-            else:
-                hints["released_embeddings"] = self._release(target,
-                                                              derive_seed(seed, "release"))
-        return Challenge(task=Task.ATTRIBUTE, candidates=rest, _truth=y[rest], hints=hints)
+            released = self.released
+            if released is None:
+                release = EmbeddingRelease(
+                    embedder=cfg.embedder, dimensions=cfg.dimensions,
+                    walk_length=cfg.walk_length, walks_per_node=cfg.walks_per_node,
+                    window=cfg.window, epochs=cfg.epochs, p=cfg.p, q=cfg.q)
+        return AttributeSpec(aux_frac=cfg.aux_frac, attribute=self.attribute, release=release,
+                             released=released)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

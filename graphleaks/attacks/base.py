@@ -9,11 +9,11 @@ to the result only after scoring. Metrics are computed from results in
 from __future__ import annotations
 
 import dataclasses
-import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import numpy as np
 import torch
@@ -55,9 +55,27 @@ class Output(str, Enum):
 ALL_OUTPUTS = frozenset(Output)
 
 
+Access = Literal["blackbox", "graybox", "whitebox"]
+GraphKnowledge = Literal["none", "partial", "full"]
+ShadowData = Literal["none", "same_distribution", "disjoint_subgraph"]
+
+#: The accepted spellings of each string field of :class:`ThreatModel` (exact, lower case).
+THREAT_MODEL_CHOICES: dict[str, tuple[str, ...]] = {
+    "access": get_args(Access),
+    "graph_knowledge": get_args(GraphKnowledge),
+    "shadow_data": get_args(ShadowData),
+}
+_THREAT_MODEL_FLAGS = ("feature_knowledge", "label_knowledge", "architecture_knowledge",
+                       "defense_knowledge")
+
+
 @dataclass(frozen=True)
 class ThreatModel:
-    """The adversary's access and knowledge.
+    """The adversary's access and knowledge, validated when built.
+
+    There is no query budget: no attack declared one, no entry point could set one, and the
+    accessors of :class:`TargetView` answer rows, whole graphs or model parameters, which no
+    single query count measures. A report therefore never states a limit that was not applied.
 
     Attributes:
         access: ``blackbox``, ``graybox`` or ``whitebox``.
@@ -69,23 +87,76 @@ class ThreatModel:
             nodes disjoint from everything the target used).
         architecture_knowledge: Whether the adversary knows the target's architecture and
             training hyperparameters (needed to train shadow models).
-        query_budget: Maximum number of queries, or None for unlimited.
         defense_knowledge: Whether the adversary knows the target's defense mechanism and its
             parameters (Kerckhoffs's principle; only the private data and the noise stay
             secret). Shadow, reference and calibration models are then trained through the
             same defense with independent noise. False keeps the defense-unaware adversary
             (plain models on clean population data) for comparison.
+
+    Raises:
+        InvalidConfigError: For a string field outside its choices (exact spelling: ``Full``
+            is refused, not normalised, so a report only ever holds the canonical value), a
+            flag that is not a bool, or an output that is not an :class:`Output`.
     """
 
-    access: str = "blackbox"
+    access: Access = "blackbox"
     outputs: frozenset[Output] = frozenset({Output.POSTERIORS})
-    graph_knowledge: str = "none"
+    graph_knowledge: GraphKnowledge = "none"
     feature_knowledge: bool = True
     label_knowledge: bool = False
-    shadow_data: str = "none"
+    shadow_data: ShadowData = "none"
     architecture_knowledge: bool = False
-    query_budget: int | None = None
     defense_knowledge: bool = True
+
+    def __post_init__(self) -> None:
+        # Deviation from "the constructor stores" (design rule 2): a threat model is plain data
+        # written by attack authors and decoded from reports, with no config validation step
+        # of its own, so the constructor is the one place every path passes through.
+        for name, choices in THREAT_MODEL_CHOICES.items():
+            value = getattr(self, name)
+            if not isinstance(value, str) or value not in choices:
+                raise InvalidConfigError(
+                    f"ThreatModel.{name}={value!r} is not a choice; use one of: "
+                    f"{', '.join(choices)}")
+        for name in _THREAT_MODEL_FLAGS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise InvalidConfigError(f"ThreatModel.{name}={value!r} must be true or false")
+        outputs = self.outputs
+        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable):
+            raise InvalidConfigError(f"ThreatModel.outputs={outputs!r} must be a set of "
+                                     f"outputs: {', '.join(o.value for o in Output)}")
+        parsed = set()
+        for o in outputs:
+            if isinstance(o, Output):
+                parsed.add(o)
+            elif isinstance(o, str) and o in Output._value2member_map_:
+                parsed.add(Output(o))
+            else:
+                raise InvalidConfigError(f"ThreatModel.outputs holds {o!r}; use outputs "
+                                         f"among: {', '.join(o.value for o in Output)}")
+        object.__setattr__(self, "outputs", frozenset(parsed))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ThreatModel:
+        """Decode :meth:`to_dict` output, including a version-1 report's threat model.
+
+        Version-1 reports carry ``query_budget: null`` (it was declared, never set); that key
+        is dropped. Any other unknown key, or a non-null budget, is refused by name.
+
+        Raises:
+            InvalidConfigError: For an unknown key or an invalid value.
+        """
+        d = dict(data)
+        if "query_budget" in d and d.pop("query_budget") is not None:
+            raise InvalidConfigError("ThreatModel.query_budget is not supported: no attack "
+                                     "ever enforced it; remove it from the threat model")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise InvalidConfigError(f"ThreatModel has no field {unknown[0]!r}; its fields "
+                                     f"are: {', '.join(sorted(known))}")
+        return cls(**d)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary."""
@@ -291,20 +362,152 @@ class TargetView:
 
 @dataclass(frozen=True)
 class Challenge:
-    """What must be scored. The truth stays with the harness.
+    """What must be scored, without the truth: it never holds the labels it is scored against.
+
+    The harness (:func:`graphleaks.attacks.harness.sample_challenge`) draws it per task from
+    the attack's :class:`ChallengeSpec`, keeps the truth, and attaches it to the
+    :class:`AttackResult` only after ``_score`` has returned.
 
     Attributes:
         task: The inference task.
         candidates: Node ids (``[n]``) or node pairs (``[n, 2]``) to score.
-        hints: Side knowledge the threat model grants, e.g. a few known members.
+        hints: Side knowledge the threat model grants, e.g. a few known members, known edges,
+            the attribute values of the known nodes.
         notes: How the challenge was drawn, when the report should say so.
     """
 
     task: Task
     candidates: np.ndarray
-    _truth: np.ndarray = field(repr=False)
     hints: dict[str, np.ndarray] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+
+
+# ----------------------------------------------------------------- challenge specifications
+# What an attack declares about the challenge it needs: sizes and which hints, never code
+# that touches the truth. The harness owns one sampler per spec type (attacks/harness.py).
+
+
+@dataclass(frozen=True)
+class MembershipSpec:
+    """Members (training nodes) against held-out non-members.
+
+    Attributes:
+        balanced: Subsample the larger side so both sides have the same size.
+        max_per_class: Cap on each side's size (after balancing).
+        n_known: None: no hints. An int: that many members and non-members are drawn first
+            and given as hints ``known_members``/``known_nonmembers`` (never scored), and the
+            rest is balanced.
+    """
+
+    task: ClassVar[Task] = Task.MEMBERSHIP
+    balanced: bool = True
+    max_per_class: int | None = None
+    n_known: int | None = None
+
+
+@dataclass(frozen=True)
+class HeldOutPairsSpec:
+    """He et al.'s pairs: private edges and as many non-edges; a known head, a scored tail.
+
+    Attributes:
+        eval_fraction: Share of the pairs scored (the tail).
+        known_fraction: Share of the pairs given as hints ``known_pairs``/``known_labels``
+            (the head; capped so it never overlaps the tail).
+        max_eval_pairs: Cap on scored positives (and as many negatives).
+        known_pairs: Whether the head is given at all (needs partial graph knowledge).
+    """
+
+    task: ClassVar[Task] = Task.LINK
+    eval_fraction: float = 0.1
+    known_fraction: float = 0.0
+    max_eval_pairs: int | None = None
+    known_pairs: bool = False
+
+
+@dataclass(frozen=True)
+class KnownEdgesSpec:
+    """A share of the private edges as the hint ``known_edges``; the rest + non-edges scored.
+
+    Attributes:
+        known_fraction: Share of the edges given as hints (at least 2).
+        max_eval_pairs: Cap on scored positives (and as many negatives).
+    """
+
+    task: ClassVar[Task] = Task.LINK
+    known_fraction: float = 0.3
+    max_eval_pairs: int | None = None
+
+
+@dataclass(frozen=True)
+class NodePairsSpec:
+    """All pairs among a node sample (LinkTeller's protocol).
+
+    Attributes:
+        n_nodes: Nodes sampled.
+        sample_type: ``uniform``, ``low_degree`` or ``high_degree`` (degree in the private
+            graph, as the original protocol samples).
+        degree_low: Low end of the degree band for the degree-restricted samples.
+        degree_high: High end of that band.
+    """
+
+    task: ClassVar[Task] = Task.LINK
+    n_nodes: int = 100
+    sample_type: str = "uniform"
+    degree_low: int = 1
+    degree_high: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class SubgraphPairsSpec:
+    """All pairs inside BFS subgraphs of the private graph (TIA's protocol); hint ``subgraph``.
+
+    Attributes:
+        n_subgraphs: Subgraphs requested.
+        subgraph_size: Nodes per subgraph.
+        min_size: Smallest subgraph kept.
+    """
+
+    task: ClassVar[Task] = Task.LINK
+    n_subgraphs: int = 1
+    subgraph_size: int = 50
+    min_size: int = 10
+
+
+@dataclass(frozen=True)
+class EmbeddingRelease:
+    """How the data holder publishes node embeddings (DeepWalk/node2vec on its graph)."""
+
+    embedder: str = "deepwalk"
+    dimensions: int = 64
+    walk_length: int = 40
+    walks_per_node: int = 10
+    window: int = 5
+    epochs: int = 1
+    p: float = 1.0
+    q: float = 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class AttributeSpec:
+    """Known nodes with their attribute as hints; all other nodes scored.
+
+    Attributes:
+        aux_frac: Share of nodes whose attribute the adversary knows.
+        attribute: Attribute values ``[num_nodes]`` (the graph's ``y`` when None).
+        release: The data holder's embedding release to simulate (hint
+            ``released_embeddings``), or None.
+        released: Released embeddings ``[num_nodes, d]`` given instead of simulating them.
+    """
+
+    task: ClassVar[Task] = Task.ATTRIBUTE
+    aux_frac: float = 0.3
+    attribute: np.ndarray | None = None
+    release: EmbeddingRelease | None = None
+    released: np.ndarray | None = None
+
+
+ChallengeSpec = (MembershipSpec | HeldOutPairsSpec | KnownEdgesSpec | NodePairsSpec
+                 | SubgraphPairsSpec | AttributeSpec)
 
 
 @dataclass(frozen=True)
@@ -407,21 +610,23 @@ class Attack(ABC):
             if f.name.startswith("compat_") and getattr(self.config, f.name)
         )
 
-    def run(self, target: TargetView, challenge: Challenge, *, seed: int) -> AttackResult:
-        """Validate, check capabilities, score the candidates, attach the truth.
+    def score(self, target: TargetView, challenge: Challenge, *, seed: int) -> AttackScores:
+        """Validate, check capabilities and score the candidates of a truth-free challenge.
+
+        The harness (:func:`graphleaks.attacks.harness.run_attack`) times this call and
+        attaches the truth it kept to the :class:`AttackResult`.
 
         Raises:
-            InvalidConfigError: If the config is invalid.
+            InvalidConfigError: If the config is invalid or the task differs.
             CapabilityError: If the view does not grant what the attack requires.
+            RuntimeError: If the scores do not match the candidates or are not finite.
         """
         validate(self.config, type(self).__name__)
         if challenge.task != self.task:
             raise InvalidConfigError(f"{self.name} solves {self.task.value}, not "
                                      f"{challenge.task.value}")
         target.require(*sorted(self.requires, key=lambda o: o.value))
-        start = time.perf_counter()
         out = self._score(target, challenge, Rngs.from_seed(seed, self.name))
-        runtime = time.perf_counter() - start
         if not isinstance(out, AttackScores):
             out = AttackScores(np.asarray(out))
         scores = np.asarray(out.values, dtype=np.float64).reshape(-1)
@@ -430,15 +635,7 @@ class Attack(ABC):
             raise RuntimeError(f"{self.name} returned {scores.shape[0]} scores for {n} candidates")
         if not np.all(np.isfinite(scores)):
             raise RuntimeError(f"{self.name} returned non-finite scores")
-        labels = np.repeat(np.asarray(challenge._truth), out.repeat)
-        return AttackResult(
-            attack=self.name, task=self.task, scores=scores, labels=labels,
-            candidates=np.asarray(challenge.candidates), threshold=out.threshold,
-            threat_model=target.threat_model, config=dataclasses.asdict(self.config),
-            seed=seed, runtime_s=runtime, query_graph=target.view,
-            compat_flags=self.compat_flags(), notes=challenge.notes + out.notes,
-            train_labels=challenge.hints.get("train_labels"),
-        )
+        return dataclasses.replace(out, values=scores)
 
     def check_scale(self, num_nodes: int, num_edges: int) -> None:
         """Refuse, before any work, a graph too large for a step that cannot be linear.
@@ -453,18 +650,20 @@ class Attack(ABC):
         """
         del num_nodes, num_edges  # every size is accepted unless overridden
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
-        """The default challenge for this attack's task against ``target``.
+    def challenge_spec(self) -> ChallengeSpec:
+        """What challenge this attack is scored on; the harness samples it and keeps the truth.
 
-        Membership attacks get members vs held-out non-members, balanced. Attacks of other
-        tasks override this to sample node pairs or attribute holders.
+        Membership attacks get members vs held-out non-members, balanced, by default. Attacks
+        of other tasks override this with their protocol's spec (sizes from their config).
         """
         if self.task != Task.MEMBERSHIP:
-            raise NotImplementedError(f"{self.name} must define make_challenge")
-        from graphleaks.attacks.harness import membership_challenge
-
-        return membership_challenge(target, seed=seed)
+            raise NotImplementedError(f"{self.name} must define challenge_spec")
+        return MembershipSpec()
 
     @abstractmethod
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
-        """Score ``challenge.candidates``; higher = more likely positive."""
+        """Score ``challenge.candidates``; higher = more likely positive.
+
+        ``challenge`` holds no truth: only the candidates, the hints the threat model grants
+        and notes.
+        """

@@ -34,14 +34,13 @@ from graphleaks.attacks.base import (
     Attack,
     AttackScores,
     Challenge,
+    MembershipSpec,
     Output,
     TargetView,
     Task,
     ThreatModel,
 )
-from graphleaks.errors import DataError
-from graphleaks.models.target import TrainedTarget
-from graphleaks.seeding import Rngs, derive_seed, torch_seeded
+from graphleaks.seeding import Rngs, torch_seeded
 
 
 @dataclass(frozen=True)
@@ -159,27 +158,13 @@ class EmbeddingClusterMIA(Attack):
     )
     Config = EmbeddingClusterMIAConfig
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+    def challenge_spec(self) -> MembershipSpec:
         """Balanced members vs non-members, plus ``n_known`` of each as hints.
 
-        The known nodes are removed from the candidate pool first, so they are never scored.
+        The harness removes the known nodes from the candidate pool first, so they are never
+        scored.
         """
-        rng = np.random.default_rng(derive_seed(seed, "membership-challenge-known"))
-        members = rng.permutation(np.asarray(target.split.members))
-        nonmembers = rng.permutation(np.asarray(target.split.nonmembers))
-        k = self.config.n_known
-        if min(len(members), len(nonmembers)) < k + 2:
-            raise DataError(f"{self.name} needs more than n_known={k} members and non-members; "
-                            f"the split has {len(members)} and {len(nonmembers)}")
-        known_in, pool_in = members[:k], members[k:]
-        known_out, pool_out = nonmembers[:k], nonmembers[k:]
-        n = min(len(pool_in), len(pool_out))
-        cand_in, cand_out = np.sort(pool_in[:n]), np.sort(pool_out[:n])
-        return Challenge(
-            task=Task.MEMBERSHIP, candidates=np.concatenate([cand_in, cand_out]),
-            _truth=np.r_[np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64)],
-            hints={"known_members": np.sort(known_in), "known_nonmembers": np.sort(known_out)},
-        )
+        return MembershipSpec(n_known=self.config.n_known)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         from sklearn.cluster import KMeans

@@ -43,29 +43,21 @@ import torch
 from torch import nn
 from torch_geometric.nn import GCNConv
 
-from graphleaks._validation import validate
 from graphleaks.attacks._pairs import (
-    balanced_pairs,
-    link_challenge,
     pair_keys,
-    private_edges,
-    public_edge_keys,
-    public_edge_notes,
     sample_non_edges,
-    undirected_pairs,
 )
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
     Challenge,
+    KnownEdgesSpec,
     Output,
     TargetView,
     Task,
     ThreatModel,
 )
-from graphleaks.errors import DataError
 from graphleaks.metrics.binary import auc
-from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import Rngs, torch_seeded
 
 
@@ -123,22 +115,11 @@ class GraphReconstruction(Attack):
                                graph_knowledge="partial", feature_knowledge=True)
     Config = GraphReconstructionConfig
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+    def challenge_spec(self) -> KnownEdgesSpec:
         """Known edges (hint ``known_edges``) vs the unknown edges + as many non-edges."""
-        cfg = validate(self.config, type(self).__name__)
-        rng = np.random.default_rng(seed)
-        n = int(target.graph.num_nodes)
-        edges = undirected_pairs(private_edges(target))
-        pos, neg = balanced_pairs(edges, n, rng, exclude_keys=public_edge_keys(target))
-        n_known = max(2, int(round(cfg.known_fraction * len(pos))))
-        if n_known >= len(pos):
-            raise DataError(f"graph_reconstruction: {len(pos)} edges are too few to split "
-                            f"with known_fraction={cfg.known_fraction}")
-        ev_pos, ev_neg = pos[n_known:], neg[n_known:]
-        if cfg.max_eval_pairs is not None:
-            ev_pos, ev_neg = ev_pos[: cfg.max_eval_pairs], ev_neg[: cfg.max_eval_pairs]
-        return link_challenge(ev_pos, ev_neg, {"known_edges": pos[:n_known]},
-                              public_edge_notes(target))
+        cfg = self.config
+        return KnownEdgesSpec(known_fraction=cfg.known_fraction,
+                              max_eval_pairs=cfg.max_eval_pairs)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
@@ -148,7 +129,7 @@ class GraphReconstruction(Attack):
             from graphleaks.errors import CapabilityError
 
             raise CapabilityError("graph_reconstruction needs known edges (challenge hint "
-                                  "'known_edges'); build the challenge with make_challenge")
+                                  "'known_edges'); let the harness sample the challenge")
         if cfg.mode == "embeddings":
             x = target.embeddings(np.arange(n), layer=cfg.layer).float()
         else:

@@ -56,13 +56,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from graphleaks._validation import validate
 from graphleaks.attacks._pairs import (
     balanced_pairs,
-    link_challenge,
-    private_edges,
-    public_edge_keys,
-    public_edge_notes,
     undirected_pairs,
 )
 from graphleaks.attacks._shadow import mechanism_note, mechanism_of, train_shadow
@@ -70,13 +65,13 @@ from graphleaks.attacks.base import (
     Attack,
     AttackScores,
     Challenge,
+    HeldOutPairsSpec,
     Output,
     TargetView,
     Task,
     ThreatModel,
 )
 from graphleaks.models.gnn import GNN, ArchitectureSpec
-from graphleaks.models.target import TrainedTarget
 from graphleaks.models.training import train_node_classifier
 from graphleaks.seeding import Rngs, derive_seed, torch_seeded
 
@@ -300,25 +295,12 @@ class LinkStealingAttack(Attack):
             # The recorded threat model is the chosen attack's, not the class-level union.
             self.threat_model = threat_model_for(k)  # type: ignore[misc]
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+    def challenge_spec(self) -> HeldOutPairsSpec:
         """He et al.'s pairs: evaluated tail, known head as hints (attacks 3/4/6/7 only)."""
-        cfg = validate(self.config, type(self).__name__)
-        rng = np.random.default_rng(seed)
-        n = int(target.graph.num_nodes)
-        pos, neg = balanced_pairs(undirected_pairs(private_edges(target)), n, rng,
-                                  exclude_keys=public_edge_keys(target))
-        m = len(pos)
-        n_eval = max(1, int(round(cfg.eval_fraction * m)))
-        n_known = int(cfg.train_ratio * m)
-        n_known = min(n_known, m - n_eval)
-        ev_pos, ev_neg = pos[m - n_eval:], neg[m - n_eval:]
-        if cfg.max_eval_pairs is not None:
-            ev_pos, ev_neg = ev_pos[: cfg.max_eval_pairs], ev_neg[: cfg.max_eval_pairs]
-        hints: dict[str, np.ndarray] = {}
-        if cfg.attack in USES_PARTIAL:
-            hints["known_pairs"] = np.concatenate([pos[:n_known], neg[:n_known]])
-            hints["known_labels"] = np.r_[np.ones(n_known, np.int64), np.zeros(n_known, np.int64)]
-        return link_challenge(ev_pos, ev_neg, hints, public_edge_notes(target))
+        cfg = self.config
+        return HeldOutPairsSpec(eval_fraction=cfg.eval_fraction, known_fraction=cfg.train_ratio,
+                                max_eval_pairs=cfg.max_eval_pairs,
+                                known_pairs=cfg.attack in USES_PARTIAL)
 
     # --------------------------------------------------------------------------- scoring
 
@@ -356,7 +338,7 @@ class LinkStealingAttack(Attack):
 
                 raise CapabilityError(f"link_stealing attack {k} needs known pairs of the "
                                       "target graph (challenge hints 'known_pairs'); build the "
-                                      "challenge with make_challenge")
+                                      "challenge with the harness")
             xs.append(pair_features(k, data, np.asarray(known, dtype=np.int64)))
             ys.append(np.asarray(challenge.hints["known_labels"], dtype=np.int64))
         x_train, y_train = np.vstack(xs), np.concatenate(ys)

@@ -37,27 +37,17 @@ import torch
 
 from graphleaks._progress import progress
 from graphleaks._validation import validate
-from graphleaks.attacks._pairs import (
-    all_pairs,
-    contains,
-    edge_keys,
-    label_pairs,
-    pair_keys,
-    private_edges,
-    public_edge_keys,
-    public_edge_notes,
-)
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
     Challenge,
+    NodePairsSpec,
     Output,
     TargetView,
     Task,
     ThreatModel,
 )
-from graphleaks.errors import DataError, InvalidConfigError
-from graphleaks.models.target import TrainedTarget
+from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs
 
 SAMPLE_TYPES = ("uniform", "low_degree", "high_degree")
@@ -93,27 +83,6 @@ class LinkTellerConfig:
     symmetrize: str = field(default="none", metadata={"choices": ("none", "max", "mean")})
     api: str = field(default="local", metadata={"choices": ("local", "forward")})
     max_pairs: int = field(default=50_000_000, metadata={"range": (1, None)})
-
-
-def sample_nodes(
-    degree: np.ndarray, n: int, sample_type: str, *, low: int, high: int,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """Sample ``n`` nodes (fewer if the pool is smaller), sorted.
-
-    Raises:
-        DataError: If fewer than 2 nodes qualify.
-    """
-    deg = np.asarray(degree) + 1  # the original counts the self-loop
-    if sample_type == "low_degree":
-        pool = np.flatnonzero(deg <= low)
-    elif sample_type == "high_degree":
-        pool = np.flatnonzero(deg >= high)
-    else:
-        pool = np.arange(len(deg))
-    if len(pool) < 2:
-        raise DataError(f"only {len(pool)} nodes qualify for sample_type={sample_type!r}")
-    return np.sort(rng.choice(pool, min(n, len(pool)), replace=False))
 
 
 # Working memory per candidate pair: pair ids, scores, labels, the float32 influence matrix
@@ -174,25 +143,11 @@ class LinkTeller(Attack):
         cfg = validate(self.config, type(self).__name__)
         check_pairs(min(cfg.n_nodes, num_nodes), cfg.max_pairs)
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
-        """All pairs among ``n_nodes`` sampled nodes; edges of the training graph are 1.
-
-        Pairs the defense releases as public edges are left out: they are no secret.
-        """
-        cfg = validate(self.config, type(self).__name__)
-        n = int(target.graph.num_nodes)
-        check_pairs(min(cfg.n_nodes, n), cfg.max_pairs)
-        edges = private_edges(target)
-        degree = np.bincount(edges[0].numpy(), minlength=n)
-        nodes = sample_nodes(degree, cfg.n_nodes, cfg.sample_type, low=cfg.degree_low,
-                             high=cfg.degree_high, rng=np.random.default_rng(seed))
-        pairs = all_pairs(nodes)
-        public = public_edge_keys(target)
-        if len(public):
-            pairs = pairs[~contains(public, pair_keys(pairs, n))]
-        truth = label_pairs(pairs, edge_keys(edges, n), n)
-        return Challenge(task=Task.LINK, candidates=pairs, _truth=truth,
-                         notes=public_edge_notes(target))
+    def challenge_spec(self) -> NodePairsSpec:
+        """All pairs among ``n_nodes`` sampled nodes (the harness labels the private edges)."""
+        cfg = self.config
+        return NodePairsSpec(n_nodes=cfg.n_nodes, sample_type=cfg.sample_type,
+                             degree_low=cfg.degree_low, degree_high=cfg.degree_high)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

@@ -35,29 +35,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
-from graphleaks._validation import validate
 from graphleaks.attacks._pairs import (
-    all_pairs,
     edge_keys,
-    label_pairs,
-    private_edges,
-    public_edge_notes,
 )
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
     Challenge,
     Output,
+    SubgraphPairsSpec,
     TargetView,
     Task,
     ThreatModel,
 )
 from graphleaks.attacks.linkteller import influence_matrix
 from graphleaks.errors import DataError
-from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import Rngs
 
 VARIANTS = ("metric", "classifier", "influence")
@@ -83,39 +77,6 @@ class TIAConfig:
     subgraph_size: int = field(default=100, metadata={"range": (2, 10_000)})
     min_size: int = field(default=10, metadata={"range": (2, 10_000)})
     influence: float = field(default=1e-4, metadata={"range": (0.0, None), "closed": "neither"})
-
-
-def bfs_subgraphs(adj: sp.csr_matrix, count: int, size: int, min_size: int,
-                  rng: np.random.Generator, max_tries: int = 10_000) -> list[np.ndarray]:
-    """Up to ``count`` disjoint BFS-grown node sets of ``min_size`` to ``size`` nodes.
-
-    Raises:
-        DataError: If not a single one is found.
-    """
-    used = np.zeros(adj.shape[0], dtype=bool)
-    out: list[np.ndarray] = []
-    for _ in range(max_tries):
-        if len(out) == count:
-            return out
-        start = int(rng.integers(adj.shape[0]))
-        if used[start]:
-            continue
-        seen, queue = {start}, [start]
-        order: list[int] = []
-        while queue and len(order) < size:
-            u = queue.pop(0)
-            order.append(u)
-            for w in adj.indices[adj.indptr[u]:adj.indptr[u + 1]].tolist():
-                if w not in seen and not used[w]:
-                    seen.add(w)
-                    queue.append(w)
-        if len(order) >= min_size:
-            nodes = np.sort(np.array(order, dtype=np.int64))
-            used[nodes] = True
-            out.append(nodes)
-    if not out:
-        raise DataError(f"found no subgraph of >= {min_size} nodes; lower min_size")
-    return out
 
 
 def pair_distance(p: np.ndarray, q: np.ndarray, kind: str) -> np.ndarray:
@@ -147,25 +108,11 @@ class TIA(Attack):
     )
     Config = TIAConfig
 
-    def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
+    def challenge_spec(self) -> SubgraphPairsSpec:
         """All pairs inside each of ``n_subgraphs`` BFS subgraphs of the private graph."""
-        cfg = validate(self.config, type(self).__name__)
-        n = int(target.graph.num_nodes)
-        edges = private_edges(target)
-        ei = edges.numpy()
-        adj = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0], ei[1])), shape=(n, n))
-        adj = ((adj + adj.T) > 0).tocsr()
-        subs = bfs_subgraphs(adj, cfg.n_subgraphs, cfg.subgraph_size, cfg.min_size,
-                             np.random.default_rng(seed))
-        pairs = np.concatenate([all_pairs(s) for s in subs])
-        group = np.concatenate([np.full(len(s) * (len(s) - 1) // 2, i)
-                                for i, s in enumerate(subs)])
-        truth = label_pairs(pairs, edge_keys(edges, n), n)
-        notes = public_edge_notes(target) + (
-            f"{len(subs)} BFS subgraph(s) of {min(map(len, subs))}-{max(map(len, subs))} nodes "
-            f"({cfg.n_subgraphs} requested)",)
-        return Challenge(task=Task.LINK, candidates=pairs, _truth=truth,
-                         hints={"subgraph": group}, notes=notes)
+        cfg = self.config
+        return SubgraphPairsSpec(n_subgraphs=cfg.n_subgraphs, subgraph_size=cfg.subgraph_size,
+                                 min_size=cfg.min_size)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

@@ -11,7 +11,7 @@ from graphleaks.attacks.attribute_inference import (
     split_known,
 )
 from graphleaks.attacks.base import Output, Task
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.audit.runner import evaluate_result, train_target
 from graphleaks.data.synthetic import csbm
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
@@ -39,13 +39,15 @@ def test_registered_and_declares_task():
 
 def test_challenge_hides_truth_and_hints_known_nodes(homophilous_target):
     atk = AttributeInference(aux_frac=0.5, released=np.zeros((120, 4)))
-    ch = atk.make_challenge(homophilous_target, seed=3)
+    lc = sample_challenge(atk, homophilous_target, seed=3)
+    ch = lc.challenge
     known = ch.hints["known_nodes"]
     assert len(known) == 60 and len(ch.candidates) == 60
     assert not set(known) & set(ch.candidates)
     y = homophilous_target.graph.y.numpy()
     np.testing.assert_array_equal(ch.hints["train_labels"], y[known])
-    again = atk.make_challenge(homophilous_target, seed=3)
+    np.testing.assert_array_equal(lc.truth, y[ch.candidates])
+    again = sample_challenge(atk, homophilous_target, seed=3).challenge
     np.testing.assert_array_equal(again.candidates, ch.candidates)
 
 
@@ -84,11 +86,13 @@ def test_whitebox_needs_embeddings_output(homophilous_target):
 
 def test_bad_inputs(homophilous_target):
     with pytest.raises(InvalidConfigError):
-        AttributeInference(classifier="knn").make_challenge(homophilous_target, seed=0)
+        sample_challenge(AttributeInference(classifier="knn"), homophilous_target, seed=0)
     with pytest.raises(DataError):
-        AttributeInference(released=np.zeros((5, 2))).make_challenge(homophilous_target, seed=0)
+        sample_challenge(AttributeInference(released=np.zeros((5, 2))), homophilous_target,
+                         seed=0)
     with pytest.raises(DataError):
-        AttributeInference(attribute=np.ones(120)).make_challenge(homophilous_target, seed=0)
+        sample_challenge(AttributeInference(attribute=np.ones(120)), homophilous_target,
+                         seed=0)
     with pytest.raises(InvalidConfigError):
         make_classifier("knn", seed=0)
     with pytest.raises(DataError):

@@ -3,19 +3,20 @@ import pytest
 
 from graphleaks.attacks.base import Output
 from graphleaks.attacks.embedding_cluster_mia import EmbeddingClusterMIA, encode_scalar
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.errors import CapabilityError
 
 
 def test_known_nodes_are_hints_not_candidates(trained_target):
     a = EmbeddingClusterMIA(n_known=5)
-    ch = a.make_challenge(trained_target, seed=0)
+    lc = sample_challenge(a, trained_target, seed=0)
+    ch = lc.challenge
     known = np.concatenate([ch.hints["known_members"], ch.hints["known_nonmembers"]])
     assert len(known) == 10
     assert not np.intersect1d(known, ch.candidates).size
     assert set(ch.hints["known_members"]) <= set(trained_target.split.members)
     assert set(ch.hints["known_nonmembers"]) <= set(trained_target.split.nonmembers)
-    assert ch._truth.sum() * 2 == len(ch._truth)
+    assert lc.truth.sum() * 2 == len(lc.truth)
 
 
 def test_scores_are_signed_distances(trained_target):

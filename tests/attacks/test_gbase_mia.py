@@ -72,7 +72,9 @@ def test_edgeless_graph_reduces_to_base():
     assert t.edges("target").shape[1] == 0
     gb, b = GBASEMIA(num_references=2, ref_epochs=20, num_samples=2), BASEMIA(
         num_references=2, ref_epochs=20)
-    ch = gb.make_challenge(t, seed=0)
+    from graphleaks.attacks.harness import sample_challenge
+
+    ch = sample_challenge(gb, t, seed=0).challenge
     s_g = gb._score(TargetView(t, gb.threat_model, exposed=ALL_OUTPUTS, attack=gb.name), ch,
                     Rngs.from_seed(0, "same-references")).values
     s_b = b._score(TargetView(t, b.threat_model, exposed=ALL_OUTPUTS, attack=b.name), ch,

@@ -9,7 +9,7 @@ import torch
 from graphleaks.attacks import Output
 from graphleaks.attacks._pairs import pair_keys
 from graphleaks.attacks.graph_reconstruction import GraphReconstruction
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.audit.runner import train_target
 from graphleaks.data import SplitConfig, csbm
 from graphleaks.errors import CapabilityError
@@ -34,11 +34,12 @@ def target():  # noqa: ANN201
 
 
 def test_known_edges_are_not_candidates(target) -> None:  # noqa: ANN001
-    ch = GraphReconstruction(known_fraction=0.5).make_challenge(target, seed=0)
+    lc = sample_challenge(GraphReconstruction(known_fraction=0.5), target, seed=0)
+    ch = lc.challenge
     n = target.graph.num_nodes
     known = pair_keys(ch.hints["known_edges"], n)
     assert not np.isin(pair_keys(ch.candidates, n), known).any()
-    assert ch._truth.mean() == 0.5
+    assert lc.truth.mean() == 0.5
 
 
 @pytest.mark.parametrize("mode", ["embeddings", "gae_partial"])

@@ -10,7 +10,7 @@ import torch
 from scipy.spatial import distance as ssd
 
 from graphleaks.attacks import Output
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.attacks.link_stealing import (
     DISTANCES,
     LinkStealingAttack,
@@ -88,7 +88,7 @@ def test_rewired_edges_give_chance(target) -> None:  # noqa: ANN001
 
 def test_partial_graph_attack_records_knowledge(target) -> None:  # noqa: ANN001
     a = LinkStealingAttack(attack=3, epochs=5)
-    ch = a.make_challenge(target, seed=0)
+    ch = sample_challenge(a, target, seed=0).challenge
     known = {tuple(p) for p in ch.hints["known_pairs"].tolist()}
     assert not known & {tuple(p) for p in ch.candidates.tolist()}
     r = run_attack(a, target, seed=0)
@@ -99,7 +99,7 @@ def test_partial_graph_attack_records_knowledge(target) -> None:  # noqa: ANN001
 def test_compat_flag_and_no_hints_without_partial(target) -> None:  # noqa: ANN001
     a = LinkStealingAttack(attack=0, compat_scaler_on_test=True)
     assert a.compat_flags() == ("compat_scaler_on_test",)
-    assert a.make_challenge(target, seed=0).hints == {}
+    assert sample_challenge(a, target, seed=0).challenge.hints == {}
 
 
 def test_capability_and_config_errors(target) -> None:  # noqa: ANN001

@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from graphleaks.attacks import Output
+from graphleaks.attacks._pairs import sample_nodes
 from graphleaks.attacks.harness import run_attack
-from graphleaks.attacks.linkteller import LinkTeller, sample_nodes
+from graphleaks.attacks.linkteller import LinkTeller
 from graphleaks.audit.runner import train_target
 from graphleaks.data import SplitConfig, csbm
 from graphleaks.errors import CapabilityError, DataError

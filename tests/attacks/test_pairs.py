@@ -12,11 +12,11 @@ from graphleaks.attacks._pairs import (
     edge_keys,
     label_pairs,
     pair_keys,
-    sample_link_challenge,
     sample_non_edges,
     undirected_pairs,
 )
 from graphleaks.attacks.base import Task
+from graphleaks.attacks.harness import sample_link_challenge
 from graphleaks.data import csbm
 from graphleaks.errors import DataError
 
@@ -41,10 +41,11 @@ def test_non_edges_avoid_edges_distinct_and_seeded() -> None:
 def test_balanced_challenge_truth() -> None:
     g = csbm(100, seed=2)
     n = g.num_nodes
-    ch = sample_link_challenge(g.edge_index, n, seed=0, n_positive=50)
+    lc = sample_link_challenge(g.edge_index, n, seed=0, n_positive=50)
+    ch = lc.challenge
     assert ch.task == Task.LINK and ch.candidates.shape == (100, 2)
     keys = edge_keys(g.edge_index, n)
-    assert np.array_equal(label_pairs(ch.candidates, keys, n), ch._truth)
+    assert np.array_equal(label_pairs(ch.candidates, keys, n), lc.truth)
     pos, neg = balanced_pairs(undirected_pairs(g.edge_index), n, np.random.default_rng(0))
     assert len(pos) == len(neg) == len(keys)
 

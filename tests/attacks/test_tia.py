@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from graphleaks.attacks._pairs import bfs_subgraphs
 from graphleaks.attacks.harness import run_attack
-from graphleaks.attacks.tia import TIA, bfs_subgraphs, pair_distance
+from graphleaks.attacks.tia import TIA, pair_distance
 from graphleaks.errors import DataError
 from graphleaks.metrics import binary_metrics
 from graphleaks.metrics.topology import topology_leakage

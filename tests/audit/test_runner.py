@@ -6,7 +6,7 @@ import torch
 
 from graphleaks.attacks.base import Challenge, Task
 from graphleaks.attacks.confidence_mia import ConfidenceMIA
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import LabelledChallenge, run_attack
 from graphleaks.audit.report import load_report, write_report
 from graphleaks.audit.runner import evaluate_result, run_audit, train_target
 from graphleaks.data import tiny_graph
@@ -27,8 +27,8 @@ def test_fake_membership_from_same_nodes_does_not_leak(trained_target):
     rng = np.random.default_rng(0)
     nonmembers = rng.permutation(trained_target.split.test)
     half = len(nonmembers) // 2
-    fake = Challenge(task=Task.MEMBERSHIP, candidates=nonmembers[: 2 * half],
-                     _truth=np.r_[np.ones(half), np.zeros(half)].astype(int))
+    fake = LabelledChallenge(Challenge(task=Task.MEMBERSHIP, candidates=nonmembers[: 2 * half]),
+                             np.r_[np.ones(half), np.zeros(half)].astype(int))
     auc = _auc(run_attack(ConfidenceMIA(threshold="none"), trained_target, seed=0,
                           challenge=fake))
     assert auc["ci"][0] < 0.5 < auc["ci"][1]

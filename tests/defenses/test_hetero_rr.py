@@ -115,7 +115,8 @@ def test_edgerr_alone_has_an_edge_ledger_and_public_features(graph):
 
 
 def test_edge_attacks_score_only_the_private_edges(graph):
-    from graphleaks.attacks._pairs import edge_keys, pair_keys, private_edges
+    from graphleaks.attacks._pairs import edge_keys, pair_keys
+    from graphleaks.attacks.harness import private_edges, sample_challenge
     from graphleaks.attacks.link_stealing import LinkStealingAttack
     from graphleaks.attacks.linkteller import LinkTeller
 
@@ -127,10 +128,10 @@ def test_edge_attacks_score_only_the_private_edges(graph):
     assert len(private) == t.training["private_edges"]
     assert not np.isin(private, public).any()
     for attack in (LinkTeller(n_nodes=60), LinkStealingAttack(attack=0)):
-        ch = attack.make_challenge(t, seed=0)
-        keys = pair_keys(ch.candidates, n)
+        lc = sample_challenge(attack, t, seed=0)
+        keys = pair_keys(lc.challenge.candidates, n)
         assert not np.isin(keys, public).any()
-        assert set(np.unique(keys[ch._truth == 1])) <= set(private)
+        assert set(np.unique(keys[lc.truth == 1])) <= set(private)
 
 
 def test_bundle_keeps_features_and_public_edges(graph, tmp_path):
@@ -159,7 +160,8 @@ def test_reports_say_public_edges_were_excluded(graph):
 
 
 def test_private_edges_from_a_column(graph):
-    from graphleaks.attacks._pairs import edge_keys, private_edges
+    from graphleaks.attacks._pairs import edge_keys
+    from graphleaks.attacks.harness import private_edges
 
     marked = graph.edge_index[:, ::3]
     g = graph.clone()
