@@ -109,9 +109,18 @@ def narrowed_threat_model(threat_model: ThreatModel, needs: Iterable[Capability]
     )
 
 
+#: What the harness needs to pose a task's challenge (its truth), beyond the attack's needs:
+#: link and reconstruction challenges are node pairs whose truth is the graph's edges.
+TASK_NEEDS: dict[str, frozenset[Capability]] = {
+    "link": frozenset({Capability.GRAPH}),
+    "reconstruction": frozenset({Capability.GRAPH}),
+}
+
+
 def missing_needs(attack: Attack, offered: Iterable[Capability]) -> frozenset[Capability]:
-    """What ``attack`` needs that ``offered`` lacks."""
-    return attack.needs() - frozenset(offered)
+    """What ``attack`` (and the challenge of its task) needs that ``offered`` lacks."""
+    needs = attack.needs() | TASK_NEEDS.get(attack.task.value, frozenset())
+    return needs - frozenset(offered)
 
 
 def unmet_reason(attack: Attack, missing: Iterable[Capability], target_kind: str) -> str:

@@ -237,7 +237,8 @@ def scores_target(
     else:
         nm = np.asarray(non_members)
     n = int(ids.max()) + 1
-    check_membership(m, nm, n)
+    # types, emptiness, duplicates, overlap; the range check is "has a score row" below
+    check_membership(m, nm, 2**62)
     for name, arr in (("member", m), ("non-member", nm)):
         unscored = np.setdiff1d(arr, ids)
         if unscored.size:
