@@ -48,6 +48,20 @@ class Capability(str, Enum):
 #: Everything a target graphleaks trained itself offers (its exposure may remove outputs).
 ALL_CAPABILITIES = frozenset(Capability)
 
+
+
+def target_capabilities(exposed: Iterable[Output]) -> frozenset[Capability]:
+    """What a graphleaks-trained target offers when its deployment exposes ``exposed``.
+
+    graphleaks holds the graph, features, labels, auxiliary nodes and architecture of a
+    target it trained, so only the exposed outputs can be missing.
+    """
+    output_values = {"labels", "posteriors", "logits", "embeddings", "parameters",
+                     "feature_queries", "released_embeddings"}
+    knowledge = {c for c in Capability if c.value not in output_values}
+    return frozenset(knowledge | {Capability.of_output(o) for o in exposed})
+
+
 _DESCRIPTIONS: dict[Capability, str] = {
     Capability.LABELS: "predicted labels",
     Capability.POSTERIORS: "posteriors",
@@ -77,7 +91,9 @@ def derived_needs(requires: Iterable[Output], threat_model: ThreatModel) -> froz
     so this may over-state an attack whose configuration does not use it (such an attack
     overrides :meth:`Attack.needs`).
     """
-    needs = {Capability.of_output(o) for o in requires}
+    # an attack that declares no ``requires`` reads the outputs its threat model grants
+    reads = frozenset(requires) or frozenset(threat_model.outputs)
+    needs = {Capability.of_output(o) for o in reads}
     if threat_model.label_knowledge:
         needs.add(Capability.TRUE_LABELS)
     if threat_model.feature_knowledge:

@@ -266,7 +266,16 @@ def audit_with_scores(
         if default:  # the default audit narrows to the attacks that test that unit
             attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]
         _check_compare_unit(compare_unit, target.ledger, attack_objs)
+    # capabilities decide the list: unmet needs are skipped (default audit, with what is
+    # missing) or, for attacks named by the user, refused before any work
+    from graphleaks.attacks.capabilities import partition, require_all, target_capabilities
+
+    offered = target_capabilities(exposed)
     skipped: dict[str, str] = {}
+    if default:
+        attack_objs, skipped = partition(attack_objs, offered, "this target")
+    else:
+        require_all(attack_objs, offered, "this target")
     size = (int(target.graph.num_nodes), int(target.graph.edge_index.size(1)))
     for attack in list(attack_objs):  # refuse an impossible size before any attack runs
         try:

@@ -451,7 +451,9 @@ def _summary(target: ScoresTarget) -> TargetSummary:
         utility[f"{part}_accuracy"] = accuracy(ns.labels[rows], ns.scores[rows].argmax(1))
     return TargetSummary(
         architecture={"arch": "unknown (scores only)"}, defense="unknown",
-        defense_config={}, dataset={"kind": "scores_only", "source": ns.source,
+        defense_config={}, dataset={"name": f"{ns.output} exported for {len(ns.node_ids)} nodes "
+                                            "(graph not given)",
+                                    "kind": "scores_only", "source": ns.source,
                                     "output": ns.output},
         fingerprint=target.fingerprint(), num_nodes=len(ns.node_ids),
         num_edges=0, protocol="scores_only",
