@@ -261,7 +261,8 @@ def audit_with_scores(
 
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
-    attack_objs, default = _attack_objects(attacks, the_suite, exposed)
+    # the whole registry: the capability partition below lists what the exposure rules out
+    attack_objs, default = _attack_objects(attacks, the_suite, ALL_OUTPUTS)
     if compare_unit is not None:
         if default:  # the default audit narrows to the attacks that test that unit
             attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]
