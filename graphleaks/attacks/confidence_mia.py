@@ -115,12 +115,13 @@ class ConfidenceMIA(Attack):
             notes = ("decision threshold calibrated on a shadow model trained on auxiliary "
                      "nodes; evaluation labels unused", shadow_note)
         elif cfg.threshold == "median":
-            # A function of the pooled scores alone, never of the membership truth, so the
-            # ε lower bound at it stays a bound; on a balanced challenge it predicts half
-            # of the candidates members.
+            # A function of the pooled scores alone, never of the membership truth: guessing
+            # the top half members, as one-run auditing guesses its top-k (Steinke, Nasr &
+            # Jagielski 2023), so the ε lower bound at it needs no separate calibration data.
             threshold = float(np.median(scores))
-            notes = ("decision threshold: the median of the candidates' scores (label-free: "
-                     "no shadow model, no membership truth used)",)
+            notes = ("decision threshold: the median of the candidates' scores, i.e. the top "
+                     "half guessed members (label-free: no shadow model, no membership truth "
+                     "used)",)
         return AttackScores(scores, threshold=threshold, notes=notes)
 
     def _shadow_threshold(self, target: TargetView, rngs: Rngs) -> tuple[float, str]:
