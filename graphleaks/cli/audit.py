@@ -111,6 +111,9 @@ def audit(
     scores_output: Annotated[str, typer.Option(
         help="What --scores holds: probabilities, logits or log_probabilities.")]
     = "probabilities",
+    score_ids: Annotated[Path | None, typer.Option(
+        help="Node id of each row of a .npy --scores matrix (default: row i is node i).")]
+    = None,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -152,7 +155,8 @@ def audit(
 
         run = run_scores_audit_cli(
             scores, members=members, non_members=non_members, scores_output=scores_output,
-            labels=labels, out=out, attack=attack, suite=suite, param=param,
+            labels=labels, score_ids=score_ids, out=out, attack=attack, suite=suite,
+            param=param,
             n_bootstrap=n_bootstrap, seed=seed, conflicting={
                 "--bundle": bundle is not None, "--dataset": dataset is not None,
                 "--edges": edges is not None, "--features": features is not None,

@@ -22,6 +22,7 @@ def run_scores_audit_cli(
     n_bootstrap: int | None,
     seed: int,
     conflicting: dict[str, Any],
+    score_ids: Path | None = None,
 ) -> Any:
     """Validate everything, run the scores-only audit, write the report files.
 
@@ -34,6 +35,7 @@ def run_scores_audit_cli(
         non_members: Non-member node-id file (default: every scored non-member).
         scores_output: ``probabilities``, ``logits`` or ``log_probabilities``.
         labels: Label file for a ``.npy`` score matrix.
+        score_ids: Node-id file for a ``.npy`` score matrix (default: row i is node i).
         out: Report folder.
         attack: Attack names, or None for every attack the scores allow.
         suite: Suite name.
@@ -81,7 +83,7 @@ def run_scores_audit_cli(
     params = parse_params(param)
     names = [attacks.get(n).name for n in attack] if attack else None
     check_param_owners(params, names or list(attacks))
-    ns = load_scores(scores, output=scores_output, labels=labels)
+    ns = load_scores(scores, output=scores_output, labels=labels, node_ids=score_ids)
     member_ids = read_node_ids(members)
     non_member_ids = read_node_ids(non_members) if non_members is not None else None
     target = scores_target(ns, member_ids, non_member_ids)  # overlap, ranges, unscored ids

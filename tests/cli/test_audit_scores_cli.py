@@ -117,3 +117,18 @@ def test_scores_refuses_model_options_and_needs_members(export, tmp_path):
     assert "--members" in _one_line_exit_2(r, out)
     r = _audit(out, export / "scores.npz", export / "members.txt", "--dataset", "cora")
     assert "drop --dataset" in _one_line_exit_2(r, out)
+
+
+def test_bare_npy_with_label_and_id_files(export, tmp_path):
+    z = np.load(export / "scores.npz")
+    np.save(tmp_path / "s.npy", z["scores"])
+    (tmp_path / "y.txt").write_text("\n".join(map(str, z["labels"])) + "\n")
+    np.save(tmp_path / "ids.npy", z["node_ids"])
+    r = _audit(tmp_path / "a", tmp_path / "s.npy", export / "members.txt", "--labels",
+               str(tmp_path / "y.txt"), "--score-ids", str(tmp_path / "ids.npy"))
+    assert r.exit_code == 0, r.output
+    ref = _audit(tmp_path / "b", export / "scores.npz", export / "members.txt")
+    assert ref.exit_code == 0
+    a, b = (json.loads((tmp_path / d / "report.json").read_text())["attacks"][0]["metrics"]
+            ["binary"] for d in ("a", "b"))
+    assert a == b
