@@ -272,6 +272,9 @@ def audit_with_scores(
     from graphleaks.attacks.capabilities import partition, require_all, target_capabilities
 
     offered = target_capabilities(exposed)
+    declared = getattr(target, "capabilities", None)
+    if callable(declared):  # a target that knows it lacks more (e.g. a foreign model)
+        offered &= frozenset(declared())
     skipped: dict[str, str] = {}
     if default:
         attack_objs, skipped = partition(attack_objs, offered, "this target")

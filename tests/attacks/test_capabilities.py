@@ -85,3 +85,15 @@ def test_derived_needs_from_threat_model_flags():
     needs = derived_needs(frozenset({Output.POSTERIORS}), tm)
     assert needs == {Capability.POSTERIORS, Capability.TRUE_LABELS, Capability.FEATURES,
                      Capability.REFERENCE_MODELS, Capability.ARCHITECTURE}
+
+
+def test_a_target_declaring_fewer_capabilities_gets_fewer_attacks(trained_target, monkeypatch):
+    """The hook a foreign-model target uses: its own ``capabilities()`` narrows the list."""
+    offered = ALL_CAPABILITIES - {Capability.ARCHITECTURE}
+    monkeypatch.setattr(type(trained_target), "capabilities", lambda self: offered,
+                        raising=False)
+    with pytest.raises(CapabilityError, match="ARCHITECTURE"):
+        run_audit(trained_target, [ConfidenceMIA()], seed=0, n_bootstrap=20)
+    report = run_audit(trained_target, [ConfidenceMIA(threshold="none")], seed=0,
+                       n_bootstrap=20)
+    assert [a.attack for a in report.attacks] == ["confidence_mia"]
