@@ -4,6 +4,7 @@ The main entry points:
 
 * :func:`graphleaks.audit.train_target` trains a (defended) target on a graph;
 * :func:`graphleaks.audit.run_audit` runs attacks and returns an :class:`AuditReport`;
+* :func:`graphleaks.audit_scores` audits a model from its exported per-node scores;
 * :func:`graphleaks.bundles.save_bundle` / :func:`graphleaks.bundles.load_bundle` store targets.
 """
 
@@ -14,4 +15,13 @@ try:
 except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "audit_scores"]
+
+
+def __getattr__(name: str) -> object:
+    # lazy, so `import graphleaks` stays light (torch is imported on first use)
+    if name == "audit_scores":
+        from graphleaks.audit.scores_only import audit_scores
+
+        return audit_scores
+    raise AttributeError(f"module 'graphleaks' has no attribute {name!r}")

@@ -29,6 +29,7 @@ from graphleaks.seeding import Rngs
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphleaks.attacks._shadow import KnownMechanism
+    from graphleaks.attacks.capabilities import Capability
 
 
 class Task(str, Enum):
@@ -602,6 +603,16 @@ class Attack(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config!r})"
+
+    def needs(self) -> frozenset[Capability]:
+        """What this attack, as configured, needs from a target (see :mod:`.capabilities`).
+
+        By default the outputs it ``requires`` plus the knowledge its threat model grants;
+        an attack whose configuration can do without some of it overrides this.
+        """
+        from graphleaks.attacks.capabilities import derived_needs
+
+        return derived_needs(self.requires, self.threat_model)
 
     def compat_flags(self) -> tuple[str, ...]:
         """Names of the config's ``compat_*`` flags that are on."""

@@ -26,6 +26,7 @@ from graphleaks.attacks.base import (
     Task,
     ThreatModel,
 )
+from graphleaks.attacks.capabilities import Capability
 from graphleaks.metrics.binary import best_balanced_accuracy
 from graphleaks.seeding import Rngs
 
@@ -37,15 +38,17 @@ class ConfidenceMIAConfig:
     Attributes:
         score: ``true_class`` (posterior of the true label) or ``max`` (largest posterior,
             for an adversary who does not know the labels).
-        threshold: ``shadow`` calibrates the decision threshold on a shadow model; ``none``
-            reports threshold-free metrics only.
+        threshold: ``shadow`` calibrates the decision threshold on a shadow model;
+            ``median`` takes the median of the candidates' own scores (label-free: no shadow
+            model and no membership truth, for scores-only audits); ``none`` reports
+            threshold-free metrics only.
         compat_duddu_label_indexing: Reproduce the original GraphLeaks code, which indexed the
             posterior row with a one-hot vector (attacks.md §1.4, P1-1): each node yields C
             scores, p₀ repeated C−1 times and p₁ once, whatever its label.
     """
 
     score: str = field(default="true_class", metadata={"choices": ("true_class", "max")})
-    threshold: str = field(default="shadow", metadata={"choices": ("shadow", "none")})
+    threshold: str = field(default="shadow", metadata={"choices": ("shadow", "median", "none")})
     compat_duddu_label_indexing: bool = False
 
 
@@ -78,6 +81,18 @@ class ConfidenceMIA(Attack):
     )
     Config = ConfidenceMIAConfig
 
+    def needs(self) -> frozenset[Capability]:
+        """Posteriors always; true labels for ``true_class``; shadow data only to calibrate."""
+        needs = {Capability.POSTERIORS}
+        if self.config.compat_duddu_label_indexing:  # the bug reproduction reads nothing else
+            return frozenset(needs)
+        if self.config.score == "true_class":
+            needs.add(Capability.TRUE_LABELS)
+        if self.config.threshold == "shadow":
+            needs |= {Capability.REFERENCE_MODELS, Capability.ARCHITECTURE,
+                      Capability.FEATURES}
+        return frozenset(needs)
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         nodes = challenge.candidates
@@ -99,6 +114,14 @@ class ConfidenceMIA(Attack):
             threshold, shadow_note = self._shadow_threshold(target, rngs)
             notes = ("decision threshold calibrated on a shadow model trained on auxiliary "
                      "nodes; evaluation labels unused", shadow_note)
+        elif cfg.threshold == "median":
+            # A function of the pooled scores alone, never of the membership truth: guessing
+            # the top half members, as one-run auditing guesses its top-k (Steinke, Nasr &
+            # Jagielski 2023), so the ε lower bound at it needs no separate calibration data.
+            threshold = float(np.median(scores))
+            notes = ("decision threshold: the median of the candidates' scores, i.e. the top "
+                     "half guessed members (label-free: no shadow model, no membership truth "
+                     "used)",)
         return AttackScores(scores, threshold=threshold, notes=notes)
 
     def _shadow_threshold(self, target: TargetView, rngs: Rngs) -> tuple[float, str]:

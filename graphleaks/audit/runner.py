@@ -263,12 +263,25 @@ def audit_with_scores(
 
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
-    attack_objs, default = _attack_objects(attacks, the_suite, exposed)
+    # the whole registry: the capability partition below lists what the exposure rules out
+    attack_objs, default = _attack_objects(attacks, the_suite, ALL_OUTPUTS)
     if compare_unit is not None:
         if default:  # the default audit narrows to the attacks that test that unit
             attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]
         _check_compare_unit(compare_unit, target.ledger, attack_objs)
+    # capabilities decide the list: unmet needs are skipped (default audit, with what is
+    # missing) or, for attacks named by the user, refused before any work
+    from graphleaks.attacks.capabilities import partition, require_all, target_capabilities
+
+    offered = target_capabilities(exposed)
+    declared = getattr(target, "capabilities", None)
+    if callable(declared):  # a target that knows it lacks more (e.g. a foreign model)
+        offered &= frozenset(declared())
     skipped: dict[str, str] = {}
+    if default:
+        attack_objs, skipped = partition(attack_objs, offered, "this target")
+    else:
+        require_all(attack_objs, offered, "this target")
     size = (int(target.graph.num_nodes), int(target.graph.edge_index.size(1)))
     for attack in list(attack_objs):  # refuse an impossible size before any attack runs
         try:

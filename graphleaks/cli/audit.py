@@ -99,6 +99,21 @@ def audit(
     canary_attack: Annotated[str, typer.Option(
         help="Canary scoring: auto, released or influence (edge); auto or loss (node).")]
     = "auto",
+    scores: Annotated[Path | None, typer.Option(
+        help="Audit exported per-node scores instead of a model: .npz (scores, labels, "
+             "node_ids), .npy with --labels, or CSV node_id,label,class scores...; needs "
+             "--members.")] = None,
+    members: Annotated[Path | None, typer.Option(
+        help="Member (training) node ids, one per line or .npy.")] = None,
+    non_members: Annotated[Path | None, typer.Option(
+        help="Non-member node ids (default with --scores: every other scored node).")]
+    = None,
+    scores_output: Annotated[str, typer.Option(
+        help="What --scores holds: probabilities, logits or log_probabilities.")]
+    = "probabilities",
+    score_ids: Annotated[Path | None, typer.Option(
+        help="Node id of each row of a .npy --scores matrix (default: row i is node i).")]
+    = None,
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -135,6 +150,21 @@ def audit(
                                      "graphleaks sweep first or drop the option")
         with ResultsStore(sweep_results) as store:
             sweep_rows = compact_sweep_rows(store.rows(status="done"))
+    if scores is not None:  # scores-only audit: graphleaks.cli.audit_scores
+        from graphleaks.cli.audit_scores import run_scores_audit_cli
+
+        run = run_scores_audit_cli(
+            scores, members=members, non_members=non_members, scores_output=scores_output,
+            labels=labels, score_ids=score_ids, out=out, attack=attack, suite=suite,
+            param=param,
+            n_bootstrap=n_bootstrap, seed=seed, conflicting={
+                "--bundle": bundle is not None, "--dataset": dataset is not None,
+                "--edges": edges is not None, "--features": features is not None,
+                "--embeddings": embeddings is not None, "--config": config_file is not None,
+                "--canary-audit": bool(canary_audit), "--sweep-results": sweep_results
+                is not None, "--query-graph": query_graph != "target"})
+        _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
+        return
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError

@@ -45,7 +45,9 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
 
     return {
         "attacks": {n: f"[{attacks.get(n).task.value}] "
-                       f"{attacks.get(n).threat_model.describe()}" for n in attacks.names()},
+                       f"{attacks.get(n).threat_model.describe()}; needs="
+                       + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
+                    for n in attacks.names()},
         "defenses": {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()},
         "datasets": {n: datasets.get(n).description for n in datasets.names()},
         "architectures": {a: "" for a in ARCHITECTURES},
