@@ -393,7 +393,9 @@ def sample_challenge(attack: Attack, target: TrainedTarget, *, seed: int) -> Lab
         DataError: If the graph cannot supply the challenge.
     """
     validate(attack.config, type(attack).__name__)
-    attack.check_scale(int(target.graph.num_nodes), int(target.graph.edge_index.size(1)))
+    graph = getattr(target, "graph", None)
+    if graph is not None:  # a scores-only target has no graph, hence no size to refuse
+        attack.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
     spec = attack.challenge_spec()
     sampler = SAMPLERS.get(type(spec))
     if sampler is None:
@@ -437,16 +439,29 @@ def run_attack(
     threat_model = dataclasses.replace(attack.threat_model,
                                        defense_knowledge=bool(defense_aware))
     tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name)
+    return score_labelled(attack, tv, challenge, seed=derive_seed(seed, "attack", attack.name))
+
+
+def score_labelled(
+    attack: Attack, view: TargetView, challenge: LabelledChallenge, *, seed: int
+) -> AttackResult:
+    """Score the truth-free part of ``challenge`` through ``view``, then attach the truth.
+
+    Args:
+        attack: The attack.
+        view: What the attack may touch (its threat model is recorded in the result).
+        challenge: The challenge with its truth, as only the harness holds it.
+        seed: The attack's own seed.
+    """
     ch = challenge.challenge
-    attack_seed = derive_seed(seed, "attack", attack.name)
     start = time.perf_counter()
-    out = attack.score(tv, ch, seed=attack_seed)
+    out = attack.score(view, ch, seed=seed)
     runtime = time.perf_counter() - start
     return AttackResult(
         attack=attack.name, task=attack.task, scores=np.asarray(out.values),
         labels=np.repeat(challenge.truth, out.repeat), candidates=np.asarray(ch.candidates),
-        threshold=out.threshold, threat_model=threat_model,
-        config=dataclasses.asdict(attack.config), seed=attack_seed, runtime_s=runtime,
-        query_graph=tv.view, compat_flags=attack.compat_flags(), notes=ch.notes + out.notes,
+        threshold=out.threshold, threat_model=view.threat_model,
+        config=dataclasses.asdict(attack.config), seed=seed, runtime_s=runtime,
+        query_graph=view.view, compat_flags=attack.compat_flags(), notes=ch.notes + out.notes,
         train_labels=ch.hints.get("train_labels"),
     )

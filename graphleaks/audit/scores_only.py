@@ -28,6 +28,7 @@ from graphleaks.attacks.capabilities import (
     partition,
     require_all,
 )
+from graphleaks.attacks.harness import sample_challenge, score_labelled
 from graphleaks.audit.report import REPORT_SCHEMA_VERSION, AttackReport, AuditReport, TargetSummary
 from graphleaks.audit.runner import (
     AuditRun,
@@ -346,13 +347,14 @@ def audit_scores_run(
     tables: list[CandidateTable] = []
     for attack in attack_objs:
         run_seed = derive_seed(seed, "run", attack.name)  # as audit_with_scores derives it
-        challenge = attack.make_challenge(target, seed=derive_seed(run_seed, "challenge"))  # type: ignore[arg-type]
+        challenge = sample_challenge(attack, target,  # type: ignore[arg-type]
+                                     seed=derive_seed(run_seed, "challenge"))
         tm = dataclasses.replace(narrowed_threat_model(attack.threat_model, attack.needs()),
                                  defense_knowledge=False)
         view = ScoresView(target, tm, attack=attack.name)
         try:
-            result = attack.run(view, challenge, seed=derive_seed(run_seed, "attack",
-                                                                   attack.name))
+            result = score_labelled(attack, view, challenge,
+                                    seed=derive_seed(run_seed, "attack", attack.name))
         except CapabilityError as exc:
             if not default:
                 raise
