@@ -144,16 +144,21 @@ def test_ci_example_rerun_replaces_gate_files_in_the_report_folder(hostile, bund
     hostile.refused(*audit, match="summary.md")  # a user's file does
 
 
-def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path):
-    """The one subprocess test: ``main()`` (not CliRunner) keeps the one-line contract."""
-    import os
-    import subprocess
-    import sys
+def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path, monkeypatch, capsys):
+    """``main()``, the console entry point (not CliRunner), keeps the one-line contract.
 
-    r = subprocess.run([sys.executable, "-m", "graphleaks", "train", "--out", "o", "--seed",
-                        "abc"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert r.returncode == 2
-    lines = r.stderr.strip().splitlines()
+    It runs in this process: the one real subprocess round trip of the CLI is
+    ``tests/cli/test_cli.py::test_train_then_audit_in_new_processes_reproduces``.
+    """
+    import os
+
+    from graphleaks.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["graphleaks", "train", "--out", "o", "--seed", "abc"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "--seed" in lines[0]
     assert os.listdir(tmp_path) == []
