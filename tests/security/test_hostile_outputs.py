@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+# One cheap attack where an audit must succeed: these tests are about the files written.
+ONE_ATTACK = ("--attack", "confidence_mia")
+
 
 @pytest.fixture
 def no_training(monkeypatch):
@@ -90,7 +93,7 @@ def test_report_folder_is_all_or_nothing(hostile, bundle, graph_dir, monkeypatch
         raise RuntimeError("killed while rendering report.html")
 
     monkeypatch.setattr(html, "render_html", killed)
-    r = hostile.run("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    r = hostile.run("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
                     *hostile.graph_opts(graph_dir))
     assert r.exit_code != 0
     assert not (hostile.root / "rep").exists()  # no report.json without its page
@@ -98,7 +101,7 @@ def test_report_folder_is_all_or_nothing(hostile, bundle, graph_dir, monkeypatch
 
 
 def test_a_report_folder_is_replaced_as_a_whole(hostile, bundle, graph_dir):
-    args = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    args = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
             *hostile.graph_opts(graph_dir))
     assert hostile.run(*args).exit_code == 0
     assert hostile.run(*args, "--seed", "3").exit_code == 0
@@ -132,7 +135,7 @@ def test_results_export_never_overwrites_a_foreign_file(hostile):
 
 def test_ci_example_rerun_replaces_gate_files_in_the_report_folder(hostile, bundle, graph_dir):
     # docs/ci-example.md writes junit.xml and summary.md into the report folder
-    audit = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    audit = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
              *hostile.graph_opts(graph_dir))
     assert hostile.run(*audit).exit_code == 0
     r = hostile.run("check", "rep/report.json", "--max", "auc=0.99", "--junit", "rep/junit.xml",
@@ -148,7 +151,7 @@ def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path, monkeypat
     """``main()``, the console entry point (not CliRunner), keeps the one-line contract.
 
     It runs in this process: the one real subprocess round trip of the CLI is
-    ``tests/cli/test_cli.py::test_train_then_audit_in_new_processes_reproduces``.
+    ``tests/cli/test_cli.py::test_bundle_audited_in_a_new_process_reproduces``.
     """
     import os
 
