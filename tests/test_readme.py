@@ -47,3 +47,14 @@ def test_readme_status_matches_the_ledger(name, params, status):
     t = train_target(csbm(60, seed=0), defense=name, seed=0,
                      defense_params={**FAST.get(name, {}), **params})
     assert t.ledger.status.value == status
+
+
+def test_readme_ci_checks_are_the_ones_ci_runs():
+    text = (REPO / "README.md").read_text()
+    after = text.split("CI (`.ci/run`) also runs", 1)[1]
+    block = after.split("```bash\n", 1)[1].split("```", 1)[0]
+    ci_lines = (REPO / ".ci" / "run").read_text().splitlines()
+    commands = block.strip().split(" && ")
+    assert len(commands) == 3
+    for cmd in commands:
+        assert cmd in ci_lines, f"README says CI runs {cmd!r}; .ci/run does not"

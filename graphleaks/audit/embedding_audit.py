@@ -300,7 +300,7 @@ def audit_embedding_files(
     if edges is not None:
         from graphleaks.data.files import node_index
 
-        index = node_index(edges)
+        index = node_index(Path(edges))
     emb_ids, vectors = load_embeddings(ep, node_index=index)
     attr_ids, attr_vals = load_attribute_csv(ap, node_index=index)
     y = align_attributes(emb_ids, attr_ids, attr_vals, emb_name=str(ep), attr_name=str(ap))

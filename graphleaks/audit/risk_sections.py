@@ -79,11 +79,11 @@ def degree_figure(report: Mapping[str, Any]) -> Any | None:
     series = []
     for a in report.get("attacks", []):
         sl = a.get("metrics", {}).get("slices") or {}
-        pts = []
+        pts: list[tuple[int, dict[str, Any]]] = []  # (slice index, {"auc": .., "tpr": ..})
         for i, k in enumerate(keys):
             b = (sl.get(k) or {}).get("binary")
             if b:
-                pts.append((i, b["auc"], b["tpr_at_fpr"]["0.01"]))
+                pts.append((i, {"auc": b["auc"], "tpr": b["tpr_at_fpr"]["0.01"]}))
         if pts:
             series.append((a["attack"], pts))
     if not series:
@@ -92,11 +92,11 @@ def degree_figure(report: Mapping[str, Any]) -> Any | None:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for j, (name, pts) in enumerate(series):
         dx = (j - (len(series) - 1) / 2) * 0.06
-        for ax, col in ((axes[0], 2), (axes[1], 1)):
+        for ax, col in ((axes[0], "tpr"), (axes[1], "auc")):
             xs = [p[0] + dx for p in pts]
-            ys = [float(p[col]["value"]) for p in pts]
-            lo = [y - float(p[col]["ci"][0]) for y, p in zip(ys, pts, strict=True)]
-            hi = [float(p[col]["ci"][1]) - y for y, p in zip(ys, pts, strict=True)]
+            ys = [float(p[1][col]["value"]) for p in pts]
+            lo = [y - float(p[1][col]["ci"][0]) for y, p in zip(ys, pts, strict=True)]
+            hi = [float(p[1][col]["ci"][1]) - y for y, p in zip(ys, pts, strict=True)]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=name)
     for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
         ax.axhline(base, color="grey", ls="--", lw=1)

@@ -160,6 +160,9 @@ def scores_csv(tables: Sequence[CandidateTable]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
+    node: int | str
+    src: int | str
+    dst: int | str
     for t in tables:
         for i in range(len(t.scores)):
             if t.is_pairs:

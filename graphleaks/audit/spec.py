@@ -207,10 +207,14 @@ class AuditSpec:
         if self.source is None:
             return self.target
         folder = Path(self.source).parent
-        changes = {name: str(folder / value) for name in ("bundle", "data_root")
-                   if (value := getattr(self.target, name)) is not None
-                   and not Path(value).is_absolute()}
-        return dataclasses.replace(self.target, **changes) if changes else self.target
+
+        def resolve(value: str | None) -> str | None:
+            return value if value is None or Path(value).is_absolute() else str(folder / value)
+
+        bundle, data_root = resolve(self.target.bundle), resolve(self.target.data_root)
+        if (bundle, data_root) == (self.target.bundle, self.target.data_root):
+            return self.target
+        return dataclasses.replace(self.target, bundle=bundle, data_root=data_root)
 
     def baseline_path(self) -> Path | None:
         """The baseline report path, resolved against the spec file's folder."""

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from typer._click.core import Context  # typer vendors click (no separate package)
-from typer._click.exceptions import UsageError
+from typer._click.exceptions import ClickException, UsageError
 from typer.core import TyperGroup
 
 from graphleaks.cli import audit as _audit
@@ -140,10 +140,10 @@ def main() -> None:
     except typer.Abort:
         typer.echo("aborted", err=True)
         sys.exit(130)
+    except ClickException as exc:  # a usage error from the argument parser
+        exc.show()
+        sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the CLI turns any other failure into exit 1
-        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
-            exc.show()  # a usage error from the argument parser
-            sys.exit(exc.exit_code)
         import os
         import traceback
 

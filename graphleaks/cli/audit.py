@@ -225,7 +225,7 @@ def audit(
             target = load_bundle(bundle, graph=graph, data_root=data_root)
         else:
             graph, ds = load_graph(dataset, data_root, edges, features, labels)
-            for a in attack_objs if names else []:  # an impossible size, before training
+            for a in (attack_objs or []) if names else []:  # an impossible size, before training
                 a.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
             target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
                                   defense_params=defense_params(defense, params, epsilon,

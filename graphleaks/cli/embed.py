@@ -65,10 +65,15 @@ def embed(
                                  "node2vec")
     if method == "deepwalk" and (p != 1.0 or q != 1.0):
         raise InvalidConfigError("--p and --q apply to node2vec only; DeepWalk walks are uniform")
-    given = {"dimensions": dimensions, "walk_length": walk_length,
-             "walks_per_node": walks_per_node, "window": window, "negative": negative}
-    settings = {k: (v if v is not None else METHOD_DEFAULTS[method][k]) for k, v in given.items()}
-    config = EmbedderConfig(epochs=epochs, p=p, q=q, **settings)
+    defaults = METHOD_DEFAULTS[method]
+
+    def pick(name: str, value: int | None) -> int:
+        return value if value is not None else defaults[name]
+
+    config = EmbedderConfig(
+        dimensions=pick("dimensions", dimensions), walk_length=pick("walk_length", walk_length),
+        walks_per_node=pick("walks_per_node", walks_per_node), window=pick("window", window),
+        negative=pick("negative", negative), epochs=epochs, p=p, q=q)
     check_output_dir(out, EMBEDDINGS)  # before any training
     if edges is not None:
         import numpy as np

@@ -189,6 +189,16 @@ def delong_auc(
     Returns:
         ``(lo, hi)``, the Wald interval clipped to [0, 1]. Where the variance is 0 (complete
         separation) the caller uses :func:`newcombe_auc` instead.
+
+    Example:
+        Eight of the nine positive-negative pairs are ordered right (AUC 8/9); the upper end
+        is clipped at 1:
+
+        >>> import numpy as np
+        >>> pos, neg = np.array([0.9, 0.8, 0.4]), np.array([0.7, 0.3, 0.2])
+        >>> lo, hi = delong_auc(pos, neg, 8 / 9, 0.95)
+        >>> round(lo, 3), hi
+        (0.581, 1.0)
     """
     neg_sorted = np.sort(neg_scores)
     pos_sorted = np.sort(pos_scores)
@@ -214,6 +224,13 @@ def logit_ap(value: float, n_pos: int, confidence: float) -> tuple[float, float]
 
     ``logit(AP) +- z / sqrt(n_pos * AP * (1 - AP))``, mapped back; at AP of 0 or 1 it is
     undefined and the caller uses the Clopper-Pearson interval over the positives instead.
+
+    Example:
+        At AP = 0.5 with 100 positives, ``logit(AP) = 0`` and ``tau = 1 / sqrt(25) = 0.2``:
+
+        >>> lo, hi = logit_ap(0.5, 100, 0.95)
+        >>> round(lo, 3), round(hi, 3)
+        (0.403, 0.597)
     """
     if not 0.0 < value < 1.0:
         return clopper_pearson_rate(value * n_pos, n_pos, confidence)

@@ -78,7 +78,17 @@ def epsilon_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> flo
 
 def one_run_epsilon(m: int, r: int, v: int, *, delta: float = 0.0,
                     confidence: float = 0.95) -> float:
-    """Largest ε whose (ε, δ)-DP null is rejected at level ``1 − confidence`` (0 if none)."""
+    """Largest ε whose (ε, δ)-DP null is rejected at level ``1 − confidence`` (0 if none).
+
+    Example:
+        Five correct guesses out of five reject ε = 0 (``2^−5 < 0.05``); four cannot
+        (:func:`min_canaries`):
+
+        >>> round(one_run_epsilon(100, 5, 5), 3)
+        0.198
+        >>> one_run_epsilon(100, 4, 4)
+        0.0
+    """
     beta = 1.0 - confidence
     if epsilon_p_value(m, r, v, 0.0, delta) >= beta:
         return 0.0
@@ -170,7 +180,12 @@ def one_run_mu_grid(m: int, r: int, v: int, *, confidence: float = 0.95) -> floa
 
 
 def min_canaries(confidence: float) -> int:
-    """Fewest guesses that can reject ε = 0 at all: all correct must have ``2^−r < 1 − conf``."""
+    """Fewest guesses that can reject ε = 0 at all: all correct must have ``2^−r < 1 − conf``.
+
+    Example:
+        >>> min_canaries(0.95)  # 2^-4 = 0.0625 is not below 0.05, 2^-5 = 0.03125 is
+        5
+    """
     return int(math.floor(math.log2(1.0 / (1.0 - confidence)))) + 1
 
 

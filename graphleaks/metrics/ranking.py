@@ -18,7 +18,14 @@ __all__ = ["density_ks", "f1_at_k", "precision_at_k", "recall_at_k", "top_k_hits
 
 
 def top_k_hits(scores: npt.ArrayLike, labels: npt.ArrayLike, k: int) -> int:
-    """Number of positives among the ``k`` highest scores (ties broken by order, stable)."""
+    """Number of positives among the ``k`` highest scores (ties broken by order, stable).
+
+    Example:
+        >>> top_k_hits([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 1], k=2)
+        1
+        >>> top_k_hits([0.5, 0.5, 0.5], [0, 1, 1], k=1)  # a tie keeps the first candidate
+        0
+    """
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     y = np.asarray(labels).reshape(-1).astype(bool)
     if s.shape != y.shape:
@@ -31,18 +38,33 @@ def top_k_hits(scores: npt.ArrayLike, labels: npt.ArrayLike, k: int) -> int:
 
 
 def precision_at_k(scores: npt.ArrayLike, labels: npt.ArrayLike, k: int) -> float:
-    """Fraction of the top-``k`` pairs that are positives (TP / k)."""
+    """Fraction of the top-``k`` pairs that are positives (TP / k).
+
+    Example:
+        >>> precision_at_k([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 1], k=2)
+        0.5
+    """
     return top_k_hits(scores, labels, k) / k
 
 
 def recall_at_k(scores: npt.ArrayLike, labels: npt.ArrayLike, k: int) -> float:
-    """Fraction of all positives found in the top ``k`` (0 when there are no positives)."""
+    """Fraction of all positives found in the top ``k`` (0 when there are no positives).
+
+    Example:
+        >>> round(recall_at_k([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 1], k=2), 4)  # 1 of 3 positives
+        0.3333
+    """
     n_pos = int(np.asarray(labels).astype(bool).sum())
     return top_k_hits(scores, labels, k) / n_pos if n_pos else 0.0
 
 
 def f1_at_k(scores: npt.ArrayLike, labels: npt.ArrayLike, k: int) -> float:
-    """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k`."""
+    """Harmonic mean of :func:`precision_at_k` and :func:`recall_at_k`.
+
+    Example:
+        >>> round(f1_at_k([0.9, 0.8, 0.3, 0.1], [1, 0, 1, 1], k=2), 4)  # 2 * 1/2 * 1/3 / (5/6)
+        0.4
+    """
     p, r = precision_at_k(scores, labels, k), recall_at_k(scores, labels, k)
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 

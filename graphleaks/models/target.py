@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +19,18 @@ from graphleaks.privacy.ledger import PrivacyLedger
 
 GraphView = Literal["target", "full", "partitioned", "zero_hop"]
 GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
+
+
+def _model_dim(model: nn.Module, name: str) -> int:
+    """An input or output width that every graphleaks model stores as an ``int`` attribute.
+
+    torch's stub types any module attribute as a tensor or a submodule; the check makes the
+    contract explicit and names a model that breaks it.
+    """
+    value = getattr(model, name, None)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{type(model).__name__}.{name} must be an int, got {value!r}")
+    return int(value)
 
 
 @dataclass
@@ -74,12 +87,12 @@ class TrainedTarget:
     @property
     def num_classes(self) -> int:
         """Width of the output layer."""
-        return int(self.model.out_dim)
+        return _model_dim(self.model, "out_dim")
 
     @property
     def num_features(self) -> int:
         """Feature width the model expects."""
-        return int(self.model.in_dim)
+        return _model_dim(self.model, "in_dim")
 
     def served_features(self) -> torch.Tensor:
         """The node features queries are evaluated with."""

@@ -23,6 +23,7 @@ def test_list_attacks_and_datasets():
 
 
 def _main(*args, cwd=None):
+    """``python -m graphleaks`` in a fresh interpreter (the one real subprocess round trip)."""
     import os
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -30,19 +31,24 @@ def _main(*args, cwd=None):
                           text=True, cwd=cwd, timeout=600, env=env)
 
 
-def test_train_then_audit_in_new_processes_reproduces(edge_files, tmp_path):
+def test_bundle_audited_in_a_new_process_reproduces(edge_files, tmp_path, monkeypatch):
+    # The one real subprocess round trip: a bundle trained here is audited by
+    # `python -m graphleaks` in a fresh interpreter and by the same audit in this process
+    # (CliRunner); both must give the same numbers. Every other CLI test runs in-process.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # the subprocess's thread count
     d = edge_files
     files = ["--edges", str(d / "edges.csv"), "--features", str(d / "x.npy"),
              "--labels", str(d / "y.csv")]
-    r = _main("train", "--out", str(tmp_path / "b"), "--epochs", "30", *files)
+    r = _run("train", "--out", str(tmp_path / "b"), "--epochs", "30", *files)
+    assert r.exit_code == 0, r.output
+    # a bundle never follows paths to user graph files: they are given again
+    audit = ["audit", "--bundle", str(tmp_path / "b"), "--n-bootstrap", "100", "--seed", "7",
+             *files]
+    r = _main(*audit, "--out", str(tmp_path / "r0"))
     assert r.returncode == 0, r.stderr
-    outs = []
-    for i in range(2):
-        # a bundle never follows paths to user graph files: they are given again
-        r = _main("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / f"r{i}"),
-                  "--n-bootstrap", "100", "--seed", "7", *files)
-        assert r.returncode == 0, r.stderr
-        outs.append(json.loads((tmp_path / f"r{i}" / "report.json").read_text()))
+    r1 = _run(*audit, "--out", str(tmp_path / "r1"))
+    assert r1.exit_code == 0, r1.output
+    outs = [json.loads((tmp_path / f"r{i}" / "report.json").read_text()) for i in range(2)]
     # the default audit (every applicable attack) reproduces across processes
     assert len(outs[0]["attacks"]) > 1
     assert [a["metrics"] for a in outs[0]["attacks"]] == [a["metrics"] for a in outs[1]["attacks"]]
@@ -51,9 +57,9 @@ def test_train_then_audit_in_new_processes_reproduces(edge_files, tmp_path):
 
 def test_malicious_weights_exit_2_and_payload_never_runs(edge_files, tmp_path):
     d = edge_files
-    r = _main("train", "--out", str(tmp_path / "b"), "--epochs", "5", "--edges",
-              str(d / "edges.csv"), "--features", str(d / "x.npy"), "--labels", str(d / "y.csv"))
-    assert r.returncode == 0, r.stderr
+    r = _run("train", "--out", str(tmp_path / "b"), "--epochs", "5", "--edges",
+             str(d / "edges.csv"), "--features", str(d / "x.npy"), "--labels", str(d / "y.csv"))
+    assert r.exit_code == 0, r.stderr
     marker = tmp_path / "ran"
 
     class Payload:
@@ -61,8 +67,8 @@ def test_malicious_weights_exit_2_and_payload_never_runs(edge_files, tmp_path):
             return (open, (str(marker), "w"))
 
     (tmp_path / "b" / "weights.safetensors").write_bytes(pickle.dumps(Payload()))
-    r = _main("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / "rep"))
-    assert r.returncode == 2
+    r = _run("audit", "--bundle", str(tmp_path / "b"), "--out", str(tmp_path / "rep"))
+    assert r.exit_code == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error:")
     assert not marker.exists() and not (tmp_path / "rep").exists()
 
@@ -85,8 +91,8 @@ def test_bad_input_one_line_exit_2(args, match, tmp_path, monkeypatch):
 
 
 def test_usage_error_exit_2():
-    r = _main("audit", "--no-such-option")
-    assert r.returncode == 2
+    r = _run("audit", "--no-such-option")
+    assert r.exit_code == 2
 
 
 def test_audit_embeddings_via_audit_command(tmp_path):
@@ -114,11 +120,11 @@ def test_heterorr_reads_the_private_column_of_an_edge_list(edge_files, tmp_path)
     (tmp_path / "e.csv").write_text("source,target,private\n" + "\n".join(flagged))
     common = ["--features", str(d / "x.npy"), "--labels", str(d / "y.csv"), "--epochs", "5",
               "--defense", "heterorr", "--param", "heterorr.edge_split=column"]
-    r = _main("train", "--out", str(tmp_path / "b"), "--edges", str(tmp_path / "e.csv"), *common)
-    assert r.returncode == 0, r.stderr
+    r = _run("train", "--out", str(tmp_path / "b"), "--edges", str(tmp_path / "e.csv"), *common)
+    assert r.exit_code == 0, r.stderr
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     assert manifest["defense_config"]["edge_split"] == "column"
     assert manifest["training"]["private_edges"] > 0 and manifest["training"]["public_edges"] > 0
-    r = _main("train", "--out", str(tmp_path / "c"), "--edges", str(d / "edges.csv"), *common)
-    assert r.returncode == 2 and "edge_split" in r.stderr
+    r = _run("train", "--out", str(tmp_path / "c"), "--edges", str(d / "edges.csv"), *common)
+    assert r.exit_code == 2 and "edge_split" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "c").exists()

@@ -32,11 +32,25 @@ def _heavy_modules(args: list[str], cache: str) -> str:
     return proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.fixture(scope="module")
+def filled_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A cache folder holding the catalogue, as the first listing leaves it.
+
+    Filled in this process, where torch is imported already: a fresh interpreter that fills
+    it pays seconds of CPU importing every plug-in, once per test.
+    """
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAPHLEAKS_CACHE", str(cache))
+        catalogue()
+    assert list(cache.glob("catalogue-*.json"))
+    return str(cache)
+
+
 @pytest.mark.parametrize("args", [["--help"], ["list", "attacks"], ["list", "defenses"],
                                   ["list", "datasets", "--json"]])
-def test_start_up_imports_no_torch(args: list[str], tmp_path) -> None:
-    _heavy_modules(["list", "attacks"], str(tmp_path))  # first listing fills the catalogue
-    assert _heavy_modules(args, str(tmp_path)) == "HEAVY="
+def test_start_up_imports_no_torch(args: list[str], filled_cache: str) -> None:
+    assert _heavy_modules(args, filled_cache) == "HEAVY="
 
 
 def test_cached_catalogue_equals_the_registries(tmp_path, monkeypatch) -> None:

@@ -6,6 +6,9 @@ import json
 
 import pytest
 
+# One cheap attack where an audit must succeed: these tests are about the files written.
+ONE_ATTACK = ("--attack", "confidence_mia")
+
 
 @pytest.fixture
 def no_training(monkeypatch):
@@ -90,7 +93,7 @@ def test_report_folder_is_all_or_nothing(hostile, bundle, graph_dir, monkeypatch
         raise RuntimeError("killed while rendering report.html")
 
     monkeypatch.setattr(html, "render_html", killed)
-    r = hostile.run("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    r = hostile.run("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
                     *hostile.graph_opts(graph_dir))
     assert r.exit_code != 0
     assert not (hostile.root / "rep").exists()  # no report.json without its page
@@ -98,7 +101,7 @@ def test_report_folder_is_all_or_nothing(hostile, bundle, graph_dir, monkeypatch
 
 
 def test_a_report_folder_is_replaced_as_a_whole(hostile, bundle, graph_dir):
-    args = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    args = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
             *hostile.graph_opts(graph_dir))
     assert hostile.run(*args).exit_code == 0
     assert hostile.run(*args, "--seed", "3").exit_code == 0
@@ -132,7 +135,7 @@ def test_results_export_never_overwrites_a_foreign_file(hostile):
 
 def test_ci_example_rerun_replaces_gate_files_in_the_report_folder(hostile, bundle, graph_dir):
     # docs/ci-example.md writes junit.xml and summary.md into the report folder
-    audit = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20",
+    audit = ("audit", "--bundle", bundle, "--out", "rep", "--n-bootstrap", "20", *ONE_ATTACK,
              *hostile.graph_opts(graph_dir))
     assert hostile.run(*audit).exit_code == 0
     r = hostile.run("check", "rep/report.json", "--max", "auc=0.99", "--junit", "rep/junit.xml",
@@ -144,16 +147,21 @@ def test_ci_example_rerun_replaces_gate_files_in_the_report_folder(hostile, bund
     hostile.refused(*audit, match="summary.md")  # a user's file does
 
 
-def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path):
-    """The one subprocess test: ``main()`` (not CliRunner) keeps the one-line contract."""
-    import os
-    import subprocess
-    import sys
+def test_console_entry_point_prints_usage_errors_on_one_line(tmp_path, monkeypatch, capsys):
+    """``main()``, the console entry point (not CliRunner), keeps the one-line contract.
 
-    r = subprocess.run([sys.executable, "-m", "graphleaks", "train", "--out", "o", "--seed",
-                        "abc"], capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                       env={**os.environ, "OMP_NUM_THREADS": "1"})
-    assert r.returncode == 2
-    lines = r.stderr.strip().splitlines()
+    It runs in this process: the one real subprocess round trip of the CLI is
+    ``tests/cli/test_cli.py::test_bundle_audited_in_a_new_process_reproduces``.
+    """
+    import os
+
+    from graphleaks.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", ["graphleaks", "train", "--out", "o", "--seed", "abc"])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "--seed" in lines[0]
     assert os.listdir(tmp_path) == []
