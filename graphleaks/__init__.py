@@ -3,15 +3,26 @@
 The main entry points:
 
 * :func:`graphleaks.audit.train_target` trains a (defended) target on a graph;
+* :func:`graphleaks.audit_model` audits a model of any class (e.g. your own PyG model);
 * :func:`graphleaks.audit.run_audit` runs attacks and returns an :class:`AuditReport`;
 * :func:`graphleaks.models.save_bundle` / :func:`graphleaks.models.load_bundle` store targets.
 """
 
 from importlib import metadata as _metadata
+from typing import Any as _Any
 
 try:
     __version__ = _metadata.version("graphleaks")
 except _metadata.PackageNotFoundError:  # running from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "audit_model"]
+
+
+def __getattr__(name: str) -> _Any:
+    """``audit_model``, imported on first use (``import graphleaks`` stays torch-free)."""
+    if name == "audit_model":
+        from graphleaks.audit.model_audit import audit_model
+
+        return audit_model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,140 @@
+"""Member / non-member node-id files: read, validate, and check that the two sets fit together.
+
+A node-id file is either text (one integer id per line, or a header-free CSV/TSV whose first
+column is the id; further columns are ignored) or a ``.npy`` array of integers (read without
+pickle, header checked against the file size). Every problem is one :class:`DataError` line
+naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from graphleaks.data.files import read_npy
+from graphleaks.errors import DataError
+
+#: Largest node-id file read (bytes). 64 MiB holds ~8 M ids as int64 ``.npy`` or ~6 M as text;
+#: a bigger file is almost certainly the wrong file, and reading it would only waste memory.
+MAX_NODE_ID_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_node_ids(path: str | Path, num_nodes: int | None = None) -> np.ndarray:
+    """Read a file of distinct, non-negative integer node ids.
+
+    Args:
+        path: ``.npy`` integer array (1-D, or 2-D with one column), or a text file with one
+            id per line (a header-free CSV/TSV: the first column is read). Blank lines and
+            lines starting with ``#`` are skipped.
+        num_nodes: When given, every id must be below it.
+
+    Returns:
+        The ids as a 1-D ``int64`` array, in file order.
+
+    Raises:
+        DataError: For a missing, empty, oversized or unreadable file, a non-integer,
+            negative, duplicated or out-of-range id.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"node-id file {p} does not exist or is not a regular file; "
+                        "give a file with one integer node id per line")
+    size = p.stat().st_size
+    if size > MAX_NODE_ID_FILE_BYTES:
+        raise DataError(f"node-id file {p} is {size} bytes, over the "
+                        f"{MAX_NODE_ID_FILE_BYTES}-byte limit; give only the node ids, "
+                        "one per line")
+    if size == 0:
+        raise DataError(f"node-id file {p} is empty; give at least one node id")
+    ids = _read_npy_ids(p) if p.suffix.lower() == ".npy" else _read_text_ids(p)
+    if ids.size == 0:
+        raise DataError(f"node-id file {p} holds no node ids; give at least one")
+    if ids.min() < 0:
+        raise DataError(f"node-id file {p}: negative node id {int(ids.min())}; "
+                        "node ids are 0-based row indices")
+    if num_nodes is not None and ids.max() >= num_nodes:
+        bad = int((ids >= num_nodes).sum())
+        raise DataError(f"node-id file {p}: {bad} id(s) such as {int(ids.max())} are outside "
+                        f"0..{num_nodes - 1} (the graph has {num_nodes} nodes); "
+                        "give ids of nodes in the graph")
+    uniq, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        dup = uniq[counts > 1]
+        raise DataError(f"node-id file {p}: {dup.size} node id(s) such as {int(dup[0])} appear "
+                        "more than once; list each node once")
+    return ids
+
+
+def _read_npy_ids(p: Path) -> np.ndarray:
+    arr = read_npy(p, "node-id")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise DataError(f"node-id file {p}: expected a 1-D array of node ids, got shape "
+                        f"{arr.shape}")
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all() or not np.all(arr == np.round(arr)):
+            raise DataError(f"node-id file {p}: node ids must be integers; save the ids with "
+                            "an integer dtype")
+    elif arr.dtype.kind == "b":
+        raise DataError(f"node-id file {p}: holds booleans (a mask?); give the integer ids, "
+                        "e.g. numpy.flatnonzero(mask)")
+    if arr.size and np.abs(arr.astype(np.float64)).max() >= 2**62:
+        raise DataError(f"node-id file {p}: node id out of range")
+    return arr.astype(np.int64)
+
+
+def _read_text_ids(p: Path) -> np.ndarray:
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        # never quote the file: it may be any file on the machine
+        raise DataError(f"cannot read node-id file {p}: not a UTF-8 text file or a .npy "
+                        "array") from None
+    out: list[int] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        first = line.replace("\t", ",").replace(" ", ",").split(",", 1)[0].strip()
+        try:
+            value = int(first)
+        except ValueError:
+            raise DataError(f"node-id file {p}: line {lineno} is not an integer node id; give "
+                            "one integer id per line with no header row") from None
+        if abs(value) >= 2**62:
+            raise DataError(f"node-id file {p}: node id on line {lineno} is out of range")
+        out.append(value)
+    return np.asarray(out, dtype=np.int64)
+
+
+def check_membership(members: np.ndarray, non_members: np.ndarray, num_nodes: int) -> None:
+    """Check that member and non-member ids are non-empty, in range and disjoint.
+
+    Args:
+        members: 1-D integer node ids of the training (member) nodes.
+        non_members: 1-D integer node ids of the held-out (non-member) nodes.
+        num_nodes: Number of nodes the ids index into.
+
+    Raises:
+        DataError: If either set is empty, not 1-D integers, has duplicates, names a node
+            outside ``0..num_nodes-1``, or the sets overlap.
+    """
+    for name, ids in (("member", members), ("non-member", non_members)):
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise DataError(f"{name} ids must be a 1-D array of integer node ids; got dtype "
+                            f"{arr.dtype} and shape {arr.shape}")
+        if arr.size == 0:
+            raise DataError(f"the {name} set is empty; a membership audit needs at least one "
+                            f"{name} node")
+        if arr.min() < 0 or arr.max() >= num_nodes:
+            raise DataError(f"{name} ids must lie in 0..{num_nodes - 1} ({num_nodes} nodes); "
+                            f"got {int(arr.min())}..{int(arr.max())}")
+        if np.unique(arr).size != arr.size:
+            raise DataError(f"{name} ids contain duplicates; list each node once")
+    both = np.intersect1d(np.asarray(members), np.asarray(non_members))
+    if both.size:
+        raise DataError(f"member and non-member sets overlap in {both.size} node(s) such as "
+                        f"{int(both[0])}; a node is either a member or a non-member")
