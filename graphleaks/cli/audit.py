@@ -99,6 +99,22 @@ def audit(
     canary_attack: Annotated[str, typer.Option(
         help="Canary scoring: auto, released or influence (edge); auto or loss (node).")]
     = "auto",
+    members: Annotated[Path | None, typer.Option(
+        help="Member (training) node ids, one per line or .npy.")] = None,
+    non_members: Annotated[Path | None, typer.Option(
+        help="Non-member node ids (default with --scores: every other scored node).")]
+    = None,
+    model: Annotated[Path | None, typer.Option(
+        help="Audit a saved model from another pipeline: .pt2 (torch.export), .onnx, or a "
+             "state_dict (.safetensors/.pt) with --model-class; needs --edges, --features, "
+             "--labels, --members, --non-members. Nothing is unpickled.")] = None,
+    model_class: Annotated[str | None, typer.Option(
+        help="With a state_dict --model: the class to build, package.module:Class.")] = None,
+    model_kwargs: Annotated[str | None, typer.Option(
+        help="With --model-class: its keyword arguments as a JSON object.")] = None,
+    model_output: Annotated[str, typer.Option(
+        help="What --model returns: logits, probabilities or log_probabilities.")]
+    = "logits",
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -135,6 +151,24 @@ def audit(
                                      "graphleaks sweep first or drop the option")
         with ResultsStore(sweep_results) as store:
             sweep_rows = compact_sweep_rows(store.rows(status="done"))
+    if model is not None:  # a saved foreign model: graphleaks.cli.audit_model
+        from graphleaks.cli.audit_model import run_model_audit_cli
+
+        run = run_model_audit_cli(
+            model, model_class=model_class, model_kwargs=model_kwargs,
+            model_output=model_output, edges=edges, features=features, labels=labels,
+            members=members, non_members=non_members, out=out, attack=attack, suite=suite,
+            n_bootstrap=n_bootstrap, seed=seed, conflicting={
+                "--bundle": bundle is not None, "--dataset": dataset is not None,
+                "--embeddings": embeddings is not None, "--config": config_file is not None,
+                "--canary-audit": bool(canary_audit), "--param": bool(param),
+                "--query-graph": query_graph != "target", "--defense": defense != "none"})
+        _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
+        return
+    if model_class is not None or model_kwargs is not None:
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError("--model-class/--model-kwargs need --model")
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
