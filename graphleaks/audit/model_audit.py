@@ -30,7 +30,7 @@ from graphleaks.data.graph import num_classes
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy
+from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy, set_eval
 from graphleaks.models.target import TrainedTarget
 from graphleaks.models.trainer import (
     SHADOW_FACTORY,
@@ -199,8 +199,7 @@ def model_target(
     split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members), val=empty,
                             test=np.sort(non_members), aux=rest, seed=int(seed))
     spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
-    if isinstance(model, nn.Module):
-        model.eval()
+    set_eval(model)
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(seed),
         ledger=PrivacyLedger.non_private(),
@@ -292,8 +291,7 @@ def audit_target(
     if skipped:
         report.config["skipped_attacks"] = {**skipped,
                                             **report.config.get("skipped_attacks", {})}
-    if not isinstance(target.spec, UserArchitecture):
-        report = _with_surrogate_note(report)
+    report = _with_notes(report, surrogate=not isinstance(target.spec, UserArchitecture))
     return AuditRun(report, run.tables)
 
 
@@ -306,15 +304,21 @@ def _shadow_source(spec: ArchitectureSpec) -> str:
     return spec.source if isinstance(spec, UserArchitecture) else SURROGATE_NOTE
 
 
-def _with_surrogate_note(report: Any) -> Any:
-    """Say, on every attack that trained its own models, that they were surrogate GCNs."""
+def _with_notes(report: Any, *, surrogate: bool) -> Any:
+    """Say, on every attack that trained its own models, when they were surrogate GCNs, and
+    on every feature-query attack, that the model answered at its own precision."""
     attacks = []
     for a in report.attacks:
         tm = a.threat_model if isinstance(a.threat_model, dict) else a.threat_model.to_dict()
-        if tm.get("architecture_knowledge") or tm.get("shadow_data", "none") != "none":
-            a = dataclasses.replace(a, notes=[*a.notes, f"shadow/reference models: "
-                                              f"{SURROGATE_NOTE}"])
-        attacks.append(a)
+        notes = list(a.notes)
+        if surrogate and (tm.get("architecture_knowledge")
+                          or tm.get("shadow_data", "none") != "none"):
+            notes.append(f"shadow/reference models: {SURROGATE_NOTE}")
+        if "feature_queries" in tm.get("outputs", ()):
+            notes.append("feature queries answered by the model's own forward pass at its "
+                         "own precision (graphleaks' exact float64 local update applies to "
+                         "its own GCN only); finite-difference influence is weaker in float32")
+        attacks.append(dataclasses.replace(a, notes=notes) if notes != list(a.notes) else a)
     return dataclasses.replace(report, attacks=attacks)
 
 

@@ -176,6 +176,16 @@ def check_outputs(out: torch.Tensor, iface: ModelInterface, num_classes: int) ->
                             "output kind (logits, probabilities, log_probabilities)")
 
 
+def set_eval(model: Any) -> None:
+    """Put a module in eval mode; an exported program's module refuses ``eval()`` (it has no
+    training mode to leave), which is fine."""
+    if isinstance(model, nn.Module):
+        try:
+            model.eval()
+        except NotImplementedError:
+            pass
+
+
 def reset_copy(model: nn.Module) -> nn.Module | None:
     """A fresh, untrained copy of ``model``: deep copy, then every ``reset_parameters``.
 

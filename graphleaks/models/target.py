@@ -13,7 +13,7 @@ from torch_geometric.data import Data
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, forward_layers
+from graphleaks.models.protocol import ModelInterface, forward_layers, set_eval
 from graphleaks.privacy.ledger import PrivacyLedger
 
 GraphView = Literal["target", "full", "partitioned", "zero_hop"]
@@ -156,7 +156,7 @@ class TrainedTarget:
         """
         model = self.model
         if isinstance(model, nn.Module):
-            model.eval()
+            set_eval(model)
             param = next(model.parameters(), None)
             device = param.device if param is not None else torch.device("cpu")
             x, edge_index = x.to(device), edge_index.to(device)
