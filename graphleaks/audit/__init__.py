@@ -19,8 +19,8 @@ _EXPORTS = {
     "train_target": "graphleaks.audit.runner",
 }
 
-__all__ = ["AuditReport", "audit_model", "load_report", "render_markdown", "run_audit", "train_target",
-           "write_report"]
+__all__ = ["AuditReport", "audit_model", "load_report", "render_markdown", "run_audit",
+           "train_target", "write_report"]
 
 
 def __getattr__(name: str) -> Any:

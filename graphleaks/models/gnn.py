@@ -174,7 +174,7 @@ class GNN(nn.Module):
 
     @property
     def embedding_layers(self) -> tuple[str, ...]:
-        """Names of the hidden activations, for :class:`~graphleaks.models.protocol.ModelInterface`."""
+        """Names of the hidden activations (read by the target-model protocol's hooks)."""
         return tuple(f"hidden_out.{i}" for i in range(len(self.hidden_out)))
 
     def _layer_forward(

@@ -1,4 +1,6 @@
-"""Fixtures of the audit tests: a user's own model, as a user writes it: PyG layers graphleaks does not ship, its own loop.
+"""Fixtures of the audit tests: a user's own model, as a user writes it.
+
+PyG layers graphleaks does not ship, and the user's own training loop.
 
 The class lives in a module written to a temporary folder and put on ``sys.path``, as a
 user's package is (``--model-class usernet:SGNet``).
