@@ -28,7 +28,7 @@ from torch_geometric.data import Data
 from graphleaks.attacks.base import ALL_OUTPUTS, Output
 from graphleaks.data.graph import num_classes
 from graphleaks.data.splits import MembershipSplit
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy, set_eval
 from graphleaks.models.target import TrainedTarget
@@ -36,6 +36,7 @@ from graphleaks.models.trainer import (
     SHADOW_FACTORY,
     SHADOW_GENERIC,
     SURROGATE_NOTE,
+    SurrogateArchitecture,
     TrainFn,
     UserArchitecture,
 )
@@ -144,7 +145,7 @@ def shadow_architecture(
 
         return UserArchitecture(arch="gcn", factory=factory, train_fn=train_fn, output=output,
                                 model_class=name, source=SHADOW_GENERIC)
-    return ArchitectureSpec(arch="gcn")
+    return SurrogateArchitecture(arch="gcn")
 
 
 def model_target(
@@ -277,6 +278,13 @@ def audit_target(
         attack_objs = [a if not isinstance(a, str) else build_attack(registry.get(a).name,
                                                                       the_suite)
                        for a in attacks]
+        for a in attack_objs:  # a named attack the model cannot serve: refused before any work
+            missing = sorted(o.value.upper() for o in a.requires - exposed)
+            if missing:
+                hint = (" (name embedding layers: embedding_layers=('conv1',))"
+                        if "EMBEDDINGS" in missing else "")
+                raise CapabilityError(f"{a.name} requires {', '.join(missing)}; the model "
+                                      f"exposes {{{granted}}}{hint}")
     cfg = dict(config or {})
     cfg.setdefault("attacks", [a.name for a in attack_objs] if attacks is not None
                    else "all applicable")

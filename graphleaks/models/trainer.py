@@ -79,6 +79,16 @@ class UserArchitecture(ArchitectureSpec):
         return out
 
 
+@dataclass(frozen=True)
+class SurrogateArchitecture(ArchitectureSpec):
+    """A graphleaks GCN standing in for an architecture nobody can rebuild (the report says so)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The surrogate's fields, marked as a surrogate for an unknown architecture."""
+        return {**super().to_dict(), "arch": "unknown", "surrogate": self.arch,
+                "note": SURROGATE_NOTE}
+
+
 def fresh_model(spec: ArchitectureSpec, in_dim: int, num_classes: int, *, seed: int) -> nn.Module:
     """An untrained model of ``spec`` (initialised under ``seed``), returning logits.
 

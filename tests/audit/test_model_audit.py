@@ -95,6 +95,8 @@ def test_default_audit_skips_embedding_attacks_without_layers_and_runs_them_with
         assert name not in {a.attack for a in bare.attacks}
     # a plain callable: no parameters, no way to copy it: surrogate shadows, said so
     assert bare.config["target_model"]["shadow_models"] == "architecture unknown, surrogate GCN"
+    assert bare.target.architecture["arch"] == "unknown"
+    assert bare.target.architecture["surrogate"] == "gcn"
     conf = next(a for a in bare.attacks if a.attack == "confidence_mia")
     assert any("architecture unknown, surrogate GCN" in n for n in conf.notes)
 
@@ -228,3 +230,34 @@ def test_pt2_of_a_graphleaks_gnn_audits_like_the_target_itself(tmp_path):  # noq
         # the cached sparse GCN product against PyG's scatter: equal up to float rounding
         assert b.metrics["binary"]["auc"]["value"] == pytest.approx(
             a.metrics["binary"]["auc"]["value"], abs=1e-3), a.attack
+
+
+def test_onnx_model_audits_like_the_module_and_refuses_embedding_attacks(user_setup, tmp_path):  # noqa: ANN001
+    pytest.importorskip("onnxruntime", reason="needs graphleaks[onnx]")
+    pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript")
+    from torch.export import Dim
+
+    s = user_setup
+    path = tmp_path / "model.onnx"
+    torch.onnx.export(s.model, (s.graph.x, s.graph.edge_index), str(path), dynamo=True,
+                      verbose=False,
+                      dynamic_shapes=({0: Dim("n", min=2)}, {1: Dim("e", min=2)}))
+    files = _graph_files(s, tmp_path / "files")
+    names = ["confidence_mia", "label_only_mia"]
+    args = ["audit", "--model", str(path), "--out", str(tmp_path / "out"), "--quiet",
+            "--n-bootstrap", "50", "--seed", "3"]
+    for key, p in files.items():
+        args += [f"--{key}", str(p)]
+    r = CliRunner().invoke(app, [*args, *(x for n in names for x in ("--attack", n))])
+    assert r.exit_code == 0, r.output
+    via_onnx = _aucs(json.loads((tmp_path / "out" / "report.json").read_text()))
+    api = _aucs(audit_model(s.model, s.graph, s.members, s.non_members, attacks=names,
+                            seed=3, n_bootstrap=50).to_dict())
+    for name in names:
+        assert via_onnx[name]["value"] == pytest.approx(api[name]["value"], abs=1e-3)
+    # an ONNX model has no hooks: a named embedding attack is refused, naming what is missing
+    r = CliRunner().invoke(app, [*args[:4], str(tmp_path / "out2"), *args[5:],
+                                 "--attack", "embedding_cluster_mia"])
+    assert r.exit_code == 2
+    assert "EMBEDDINGS" in r.stderr
+    assert not (tmp_path / "out2").exists()
