@@ -166,7 +166,8 @@ def model_target(
         output: ``logits``, ``probabilities`` or ``log_probabilities``.
         embedding_layers: Submodule names read as node embeddings (forward hooks); None:
             those the model's class declares (``embedding_layers``), if any.
-        served_edge_index: The graph the model is served with (default: the whole graph).
+        served_edge_index: The graph the model is served with (default: the whole graph);
+            it is also the truth of edge attacks (edges the model never sees cannot leak).
         model_factory: Builds fresh, untrained copies for shadow and reference models.
         train_fn: ``train_fn(model, data, train_mask)`` trains such a copy.
         parameters: Whether the weights are exposed (default: for a torch module).
@@ -201,10 +202,14 @@ def model_target(
                             test=np.sort(non_members), aux=rest, seed=int(seed))
     spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
     set_eval(model)
+    if served_edge_index is not None:
+        # The model's private edges are the ones it is served with (edge attacks' truth):
+        # edges of ``data`` the model never sees cannot leak through it.
+        graph = Data(x=graph.x, edge_index=served.detach().cpu().long(), y=graph.y,
+                     num_nodes=n)
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(seed),
-        ledger=PrivacyLedger.non_private(),
-        released_edges=served.detach().cpu().long(), interface=iface,
+        ledger=PrivacyLedger.non_private(), interface=iface,
         dataset={"source": "user model"},
     )
     try:

@@ -238,7 +238,7 @@ class TrainedTarget:
                 return torch.from_numpy(engine.logits[idx].copy())
             return torch.from_numpy(engine.scaled_row_logits(int(scale_node), scale, idx))
         if scale_node is None:
-            return self.query(x, self.edges(view))[-1][torch.as_tensor(idx)].double()
+            return self._answer(x, view, idx, precise=local)
         # One scratch copy of x per x, its row changed and restored around each query: a
         # fresh clone per query cost a quarter of the forward pass on Amazon Computers.
         entry = self._caches.local.get("scratch")
@@ -250,9 +250,41 @@ class TrainedTarget:
         z = entry[2]
         z[scale_node] = x[scale_node] * scale
         try:
-            return self.query(z, self.edges(view))[-1][torch.as_tensor(idx)].double()
+            return self._answer(z, view, idx, precise=local)
         finally:
             z[scale_node] = x[scale_node]
+
+    def _answer(self, z: torch.Tensor, view: str, idx: np.ndarray, *,
+                precise: bool) -> torch.Tensor:
+        """Logits at ``idx`` for features ``z``: in float64 when ``precise`` and the model
+        can be cast (a model without the exact local update answers the ``local`` API with
+        the same precision: finite differences of 1e-4 are below float32 resolution)."""
+        rows = torch.as_tensor(idx)
+        model64 = self._float64_model() if precise else None
+        if model64 is not None:
+            with torch.no_grad():
+                try:
+                    out = forward_layers(model64, self.iface, z.double(), self.edges(view))
+                    return out[-1][rows].double()
+                except Exception:  # noqa: BLE001 - a model that cannot run in float64
+                    self._caches.local["f64"] = False
+        return self.query(z, self.edges(view))[-1][rows].double()
+
+    def _float64_model(self) -> Any:
+        """A float64 copy of the model (cached), or None when it cannot be made."""
+        entry = self._caches.local.get("f64")
+        if entry is None:
+            entry = False
+            if isinstance(self.model, nn.Module):
+                import copy
+
+                try:
+                    entry = copy.deepcopy(self.model).double()
+                    set_eval(entry)
+                except Exception:  # noqa: BLE001 - e.g. a module that refuses deepcopy
+                    entry = False
+            self._caches.local["f64"] = entry
+        return entry or None
 
     def _local_engine(self, x: torch.Tensor, view: str) -> Any:
         """The local-update engine of ``(x, view)``, rebuilt if ``x`` is another or changed."""

@@ -213,12 +213,11 @@ def test_pt2_of_a_graphleaks_gnn_audits_like_the_target_itself(tmp_path):  # noq
 
     g = csbm(240, num_classes=3, num_features=16, seed=2)
     target = train_target(g, spec=ArchitectureSpec(epochs=60), seed=0)
-    # LinkTeller is left out here: against graphleaks' GCN it reads an exact float64 local
-    # update, against the exported program the float32 forward pass, and its Δ = 1e-4
-    # finite differences are below float32 resolution (AUC 0.998 against 0.69). Attacks
-    # that train reference models (base_mia) differ by design: the bundle's adversary knows
-    # the architecture, the foreign model's trains surrogate GCNs on another population.
-    names = ["confidence_mia", "label_only_mia"]
+    # LinkTeller reads graphleaks' exact float64 local update on the GCN and a float64 copy
+    # of the exported program; attacks that train reference models (base_mia) differ by
+    # design: the bundle's adversary knows the architecture, the foreign model's trains
+    # surrogate GCNs on another population.
+    names = SHARED
     direct = run_audit(target, names, seed=5, n_bootstrap=N_BOOT)
     served = target.edges("target")
     pt2 = export_pt2(target.model, g.x, served, tmp_path / "gnn.pt2")
