@@ -181,7 +181,12 @@ def _bad_cli_cases(s, tmp: Path) -> list[tuple[str, list[str], dict[str, Path]]]
     (tmp / "outside.txt").write_text("1\n999\n")
     outside["non-members"] = tmp / "outside.txt"
     sd = ["--model-class", "usernet16:SGNet", "--model-kwargs", json.dumps(s.kwargs)]
+    export_pt2(s.model, s.graph.x, s.graph.edge_index, tmp / "m.pt2")
+    narrow = dict(files)  # features of another width than the program was exported for
+    np.save(tmp / "x8.npy", s.graph.x[:, :8].numpy())
+    narrow["features"] = tmp / "x8.npy"
     return [
+        ("pt2 input shape", [str(tmp / "m.pt2")], narrow),
         ("output width", [str(tmp / "w.pt"), *sd], two_class),
         ("corrupt pt2", [str(tmp / "corrupt.pt2")], files),
         ("corrupt onnx", [str(tmp / "corrupt.onnx")], files),
