@@ -131,7 +131,11 @@ def shadow_architecture(
     train_fn: TrainFn | None, model_class: str | None = None,
 ) -> ArchitectureSpec:
     """The spec shadow/reference models are built from (see the module docstring)."""
+    from graphleaks.models.gnn import GNN
+
     name = model_class or _qualname(model)
+    if model_factory is None and train_fn is None and isinstance(model, GNN):
+        return model.spec  # graphleaks' own architecture: the spec rebuilds it exactly
     if model_factory is not None:
         return UserArchitecture(arch="gcn", factory=model_factory, train_fn=train_fn,
                                 output=output, model_class=name, source=SHADOW_FACTORY)
@@ -304,7 +308,7 @@ def audit_target(
     if skipped:
         report.config["skipped_attacks"] = {**skipped,
                                             **report.config.get("skipped_attacks", {})}
-    report = _with_notes(report, surrogate=not isinstance(target.spec, UserArchitecture))
+    report = _with_notes(report, surrogate=isinstance(target.spec, SurrogateArchitecture))
     return AuditRun(report, run.tables)
 
 
@@ -314,7 +318,9 @@ def _model_class(target: TrainedTarget) -> str:
 
 
 def _shadow_source(spec: ArchitectureSpec) -> str:
-    return spec.source if isinstance(spec, UserArchitecture) else SURROGATE_NOTE
+    if isinstance(spec, UserArchitecture):
+        return spec.source
+    return SURROGATE_NOTE if isinstance(spec, SurrogateArchitecture) else "graphleaks spec"
 
 
 def _with_notes(report: Any, *, surrogate: bool) -> Any:

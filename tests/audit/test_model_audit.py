@@ -265,3 +265,18 @@ def test_onnx_model_audits_like_the_module_and_refuses_embedding_attacks(user_se
     assert r.exit_code == 2
     assert "EMBEDDINGS" in r.stderr
     assert not (tmp_path / "out2").exists()
+
+
+def test_a_graphleaks_gnn_through_audit_model_keeps_its_spec_for_shadows() -> None:
+    from graphleaks.audit import train_target
+    from graphleaks.audit.model_audit import as_graph, model_target
+    from graphleaks.data.synthetic import csbm
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    g = csbm(120, num_classes=3, num_features=8, seed=0)
+    spec = ArchitectureSpec(arch="sage", hidden=(16,), epochs=10)
+    target = train_target(g, spec=spec, seed=0)
+    wrapped = model_target(target.model, as_graph(g), target.split.members,
+                           target.split.nonmembers)
+    assert wrapped.spec == spec
+    assert wrapped.iface.embedding_layers == ("hidden_out.0",)
