@@ -21,9 +21,9 @@ from torch_geometric.data import Data
 
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.errors import DataError, InvalidConfigError
-from graphleaks.models.gnn import GNN, ArchitectureSpec
-from graphleaks.models.training import train_node_classifier
-from graphleaks.seeding import derive_seed, torch_seeded
+from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.trainer import fit_model
+from graphleaks.seeding import derive_seed
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphleaks.models.target import TrainedTarget
@@ -177,13 +177,10 @@ def train_shadow(
         return ShadowTarget(model=served.model, graph=population, members=split.train,
                             nonmembers=np.concatenate([split.test, split.aux]), edges=edges,
                             served=served)
-    with torch_seeded(derive_seed(seed, "init")):
-        model = GNN(population.num_features, num_classes, spec)
-    train_node_classifier(
-        model, population.x, edges, population.y, split.train,
-        val_edges=edges, val_nodes=split.val, lr=spec.lr, weight_decay=spec.weight_decay,
-        epochs=spec.epochs, patience=spec.patience, seed=derive_seed(seed, "train"),
-    )
+    # graphleaks' GNN of ``spec``, or a fresh copy of a user's model (UserArchitecture)
+    model = fit_model(spec, population.x, edges, population.y, split.train, num_classes,
+                      seed=seed, epochs=spec.epochs, patience=spec.patience,
+                      val_nodes=split.val)
     return ShadowTarget(model=model, graph=population, members=split.train,
                         nonmembers=np.concatenate([split.test, split.aux]), edges=edges)
 
@@ -236,12 +233,8 @@ def train_on_nodes(
         return mechanism.fit(graph, split, spec, seed=derive_seed(seed, "defense"),
                              max_epochs=max_epochs).model
     epochs = spec.epochs if max_epochs is None else min(spec.epochs, max_epochs)
-    with torch_seeded(derive_seed(seed, "init")):
-        model = GNN(x.shape[1], num_classes, spec)
-    train_node_classifier(model, x, edge_index, y, train_nodes, lr=spec.lr,
-                          weight_decay=spec.weight_decay, epochs=epochs, patience=0,
-                          seed=derive_seed(seed, "train"))
-    return model
+    return fit_model(spec, x, edge_index, y, train_nodes, num_classes, seed=seed,
+                     epochs=epochs, patience=0)
 
 
 def posterior_features(

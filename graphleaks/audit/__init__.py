@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS = {
     "AuditReport": "graphleaks.audit.report",
+    "audit_model": "graphleaks.audit.model_audit",
     "load_report": "graphleaks.audit.report",
     "render_markdown": "graphleaks.audit.report",
     "write_report": "graphleaks.audit.report",
@@ -18,8 +19,8 @@ _EXPORTS = {
     "train_target": "graphleaks.audit.runner",
 }
 
-__all__ = ["AuditReport", "load_report", "render_markdown", "run_audit", "train_target",
-           "write_report"]
+__all__ = ["AuditReport", "audit_model", "load_report", "render_markdown", "run_audit",
+           "train_target", "write_report"]
 
 
 def __getattr__(name: str) -> Any:

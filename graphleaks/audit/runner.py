@@ -256,8 +256,13 @@ def audit_with_scores(
     suite: str | Suite = DEFAULT_SUITE,
     defense_aware: bool = True,
     compare_unit: str | None = None,
+    skip_unrunnable: bool = False,
 ) -> AuditRun:
-    """Run an audit and keep every candidate's score; see :func:`run_audit` for arguments."""
+    """Run an audit and keep every candidate's score; see :func:`run_audit` for arguments.
+
+    ``skip_unrunnable`` treats a given attack list as a default audit: what cannot run is
+    skipped with its reason instead of refused (``audit_model``'s pre-filtered list).
+    """
     from graphleaks.errors import CapabilityError
     from graphleaks.metrics.slices import slice_metrics
 
@@ -265,6 +270,7 @@ def audit_with_scores(
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
     # the whole registry: the capability partition below lists what the exposure rules out
     attack_objs, default = _attack_objects(attacks, the_suite, ALL_OUTPUTS)
+    default = default or skip_unrunnable
     if compare_unit is not None:
         if default:  # the default audit narrows to the attacks that test that unit
             attack_objs = [a for a in attack_objs if _tested_unit(a) == compare_unit]

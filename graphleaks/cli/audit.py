@@ -114,6 +114,17 @@ def audit(
     score_ids: Annotated[Path | None, typer.Option(
         help="Node id of each row of a .npy --scores matrix (default: row i is node i).")]
     = None,
+    model: Annotated[Path | None, typer.Option(
+        help="Audit a saved model from another pipeline: .pt2 (torch.export), .onnx, or a "
+             "state_dict (.safetensors/.pt) with --model-class; needs --edges, --features, "
+             "--labels, --members, --non-members. Nothing is unpickled.")] = None,
+    model_class: Annotated[str | None, typer.Option(
+        help="With a state_dict --model: the class to build, package.module:Class.")] = None,
+    model_kwargs: Annotated[str | None, typer.Option(
+        help="With --model-class: its keyword arguments as a JSON object.")] = None,
+    model_output: Annotated[str, typer.Option(
+        help="What --model returns: logits, probabilities or log_probabilities.")]
+    = "logits",
     seed: Seed = 0,
     verbose: Verbose = False,
 ) -> None:
@@ -158,13 +169,37 @@ def audit(
             labels=labels, score_ids=score_ids, out=out, attack=attack, suite=suite,
             param=param,
             n_bootstrap=n_bootstrap, seed=seed, conflicting={
-                "--bundle": bundle is not None, "--dataset": dataset is not None,
+                "--bundle": bundle is not None, "--model": model is not None,
+                "--dataset": dataset is not None,
                 "--edges": edges is not None, "--features": features is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
                 "--canary-audit": bool(canary_audit), "--sweep-results": sweep_results
                 is not None, "--query-graph": query_graph != "target"})
         _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
         return
+    if model is not None:  # a saved foreign model: graphleaks.cli.audit_model
+        from graphleaks.cli.audit_model import run_model_audit_cli
+
+        run = run_model_audit_cli(
+            model, model_class=model_class, model_kwargs=model_kwargs,
+            model_output=model_output, edges=edges, features=features, labels=labels,
+            members=members, non_members=non_members, out=out, attack=attack, suite=suite,
+            n_bootstrap=n_bootstrap, seed=seed, conflicting={
+                "--bundle": bundle is not None, "--dataset": dataset is not None,
+                "--embeddings": embeddings is not None, "--config": config_file is not None,
+                "--canary-audit": bool(canary_audit), "--param": bool(param),
+                "--query-graph": query_graph != "target", "--defense": defense != "none"})
+        _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
+        return
+    if model_class is not None or model_kwargs is not None:
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError("--model-class/--model-kwargs need --model")
+    if members is not None or non_members is not None:
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError("--members/--non-members name the split of a --model or "
+                                 "--scores audit; give one of those, or drop them")
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError

@@ -104,19 +104,17 @@ class Defense(ABC):
         target = self._fit(graph if dev.type == "cpu" else graph.clone().to(dev), split, model,
                            seed)
         target.model.cpu()
-        target.graph = graph
-        if target.released_edges is not None:
-            target.released_edges = target.released_edges.cpu()
-        if target.features is not None:
-            target.features = target.features.cpu()
-        if target.public_edges is not None:
-            target.public_edges = target.public_edges.cpu()
-        target.clear_cache()
-        target.dataset = ref.pinned(graph)
-        target.defense = self.name
-        target.defense_config = dataclasses.asdict(self.config)
-        target.utility = utility(target)
-        return target
+
+        def cpu(t: torch.Tensor | None) -> torch.Tensor | None:
+            return None if t is None else t.cpu()
+
+        # TrainedTarget is frozen: the finished record is a new one (with fresh caches)
+        target = dataclasses.replace(
+            target, graph=graph, released_edges=cpu(target.released_edges),
+            features=cpu(target.features), public_edges=cpu(target.public_edges),
+            dataset=ref.pinned(graph), defense=self.name,
+            defense_config=dataclasses.asdict(self.config))
+        return dataclasses.replace(target, utility=utility(target))
 
     @abstractmethod
     def _fit(

@@ -241,8 +241,7 @@ class HeteroRR(Defense):
              "edgerr_private_nodes": er.num_private_nodes, "edgerr_delta_e": er.delta_e,
              **{f"edgerr_{k}": v for k, v in er.info.items()}},
             features=z)
-        target.public_edges = keys_to_edge_index(public_keys, n)
-        return target
+        return dataclasses.replace(target, public_edges=keys_to_edge_index(public_keys, n))
 
     def _private_mask(self, graph: Data, keys: np.ndarray, rngs: Rngs) -> np.ndarray:
         """Which of the training edges ``keys`` are private.

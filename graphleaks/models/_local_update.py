@@ -29,8 +29,12 @@ def supports(model: nn.Module) -> bool:
     """Whether ``model`` is a stack of GCN convolutions this module can update locally."""
     from torch_geometric.nn import GCNConv
 
+    from graphleaks.models.gnn import GNN
+
+    # Exact only for graphleaks' own GCN stack: another class with GCN layers may do more
+    # in its forward (normalization, skip connections) than this module replays.
     layers = getattr(model, "layers", None)
-    if layers is None or not hasattr(model, "embed") or len(layers) == 0:
+    if not isinstance(model, GNN) or layers is None or len(layers) == 0:
         return False
     return all(isinstance(layer, GCNConv) and getattr(layer, "lin", None) is not None
                and getattr(layer.lin, "bias", None) is None for layer in layers)

@@ -167,7 +167,15 @@ class GNN(nn.Module):
             last = i == len(dims) - 2
             layers.append(_conv(spec, dims[i], dims[i + 1], last))
         self.layers = nn.ModuleList(layers)
+        # Parameter-free taps on the hidden activations (after ReLU): the target-model
+        # protocol reads them with forward hooks, as it reads any model's named layers.
+        self.hidden_out = nn.ModuleList(nn.Identity() for _ in spec.hidden)
         self._adjacency = _NormalizedAdjacency()
+
+    @property
+    def embedding_layers(self) -> tuple[str, ...]:
+        """Names of the hidden activations (read by the target-model protocol's hooks)."""
+        return tuple(f"hidden_out.{i}" for i in range(len(self.hidden_out)))
 
     def _layer_forward(
         self, layer: nn.Module, x: torch.Tensor, edge_index: torch.Tensor
@@ -187,7 +195,7 @@ class GNN(nn.Module):
             h = F.dropout(h, p=self.spec.dropout, training=self.training) if i > 0 else h
             h = self._layer_forward(layer, h, edge_index)
             if i < len(self.layers) - 1:
-                h = F.relu(h)
+                h = self.hidden_out[i](F.relu(h))
             outs.append(h)
         return outs
 

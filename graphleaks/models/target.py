@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -13,29 +12,32 @@ from torch_geometric.data import Data
 
 from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.protocol import ModelInterface, forward_layers, set_eval
 from graphleaks.privacy.ledger import PrivacyLedger
 
 GraphView = Literal["target", "full", "partitioned", "zero_hop"]
 GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
 
 
-def _model_dim(model: nn.Module, name: str) -> int:
-    """An input or output width that every graphleaks model stores as an ``int`` attribute.
+class _Caches:
+    """Forward passes and graphs a target remembers; kept beside the frozen record."""
 
-    torch's stub types any module attribute as a tensor or a submodule; the check makes the
-    contract explicit and names a model that breaks it.
-    """
-    value = getattr(model, name, None)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{type(model).__name__}.{name} must be an int, got {value!r}")
-    return int(value)
+    def __init__(self) -> None:
+        self.layers: dict[str, list[torch.Tensor]] = {}
+        self.edges: dict[str, torch.Tensor] = {}
+        self.local: dict[str, Any] = {}
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainedTarget:
     """A trained node classifier and everything needed to query and audit it.
+
+    A frozen record: change a field with :func:`dataclasses.replace`, which gives the new
+    record fresh caches. Any model of the target-model protocol
+    (:mod:`graphleaks.models.protocol`) can be one; ``interface`` says how its outputs and
+    embedding layers are read.
 
     Graph views name the graph a query node is evaluated in:
 
@@ -47,9 +49,10 @@ class TrainedTarget:
     * ``zero_hop``: no edges at all.
 
     Attributes:
-        model: The module, in eval mode; ``model(x, edge_index)`` gives logits and
-            ``model.embed(x, edge_index)`` every layer's output.
-        spec: Architecture and training hyperparameters.
+        model: The module, in eval mode; ``model(x, edge_index)`` gives one output row per
+            node, of the kind ``interface.output`` declares.
+        spec: Architecture and training hyperparameters (of the shadow and reference models
+            the adversary trains, for a model graphleaks did not build).
         graph: The original graph (reloaded through ``dataset``, or carried in the bundle).
         split: The membership split.
         seed: The training seed.
@@ -64,6 +67,8 @@ class TrainedTarget:
             :class:`~graphleaks.data.ref.DatasetRef`).
         utility: Accuracy and F1 on train/val/test.
         training: Facts about training (epochs, best epoch).
+        interface: Output kind and named embedding layers (default: logits, and the layers
+            the model's class declares in ``embedding_layers``).
     """
 
     model: nn.Module
@@ -80,19 +85,34 @@ class TrainedTarget:
     dataset: DatasetRef = field(default_factory=DatasetRef.user)
     utility: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
-    _cache: dict[str, list[torch.Tensor]] = field(default_factory=dict, repr=False)
-    _edge_cache: dict[str, torch.Tensor] = field(default_factory=dict, repr=False)
-    _local: dict[str, Any] = field(default_factory=dict, repr=False)
+    interface: ModelInterface | None = None
+    _caches: _Caches = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Caches are per record: dataclasses.replace builds a new record with empty ones.
+        object.__setattr__(self, "_caches", _Caches())
+        if self.interface is None:
+            object.__setattr__(self, "interface", ModelInterface.of(self.model))
+
+    @property
+    def iface(self) -> ModelInterface:
+        """The model's interface (never None after construction)."""
+        assert self.interface is not None
+        return self.interface
 
     @property
     def num_classes(self) -> int:
         """Width of the output layer."""
-        return _model_dim(self.model, "out_dim")
+        out_dim = getattr(self.model, "out_dim", None)
+        if isinstance(out_dim, int):
+            return out_dim
+        return int(self._layers("target")[-1].shape[1])
 
     @property
     def num_features(self) -> int:
         """Feature width the model expects."""
-        return _model_dim(self.model, "in_dim")
+        in_dim = getattr(self.model, "in_dim", None)
+        return in_dim if isinstance(in_dim, int) else int(self.served_features().shape[1])
 
     def served_features(self) -> torch.Tensor:
         """The node features queries are evaluated with."""
@@ -108,9 +128,10 @@ class TrainedTarget:
         Raises:
             InvalidConfigError: For an unknown view name.
         """
-        if view not in self._edge_cache:
-            self._edge_cache[view] = self._view_edges(view)
-        return self._edge_cache[view]
+        cache = self._caches.edges
+        if view not in cache:
+            cache[view] = self._view_edges(view)
+        return cache[view]
 
     def _view_edges(self, view: str) -> torch.Tensor:
         if view == "target":
@@ -129,19 +150,25 @@ class TrainedTarget:
 
     @torch.no_grad()
     def query(self, x: torch.Tensor, edge_index: torch.Tensor) -> list[torch.Tensor]:
-        """Every layer's output on an arbitrary graph (what a white-box adversary computes)."""
-        self.model.eval()
-        param = next(self.model.parameters(), None)
-        device = param.device if param is not None else torch.device("cpu")
-        x, edge_index = x.to(device), edge_index.to(device)
-        embed = getattr(self.model, "embed", None)
-        outs = [self.model(x, edge_index)] if embed is None else list(embed(x, edge_index))
-        return [o.cpu() for o in outs]
+        """Every declared embedding layer's output, then the logits, on an arbitrary graph.
+
+        One path for every model: the declared layers are read with forward hooks
+        (:func:`graphleaks.models.protocol.forward_layers`); outputs declared as
+        probabilities are returned as their logarithm, whose softmax is the posterior.
+        """
+        model = self.model
+        if isinstance(model, nn.Module):
+            set_eval(model)
+            param = next(model.parameters(), None)
+            device = param.device if param is not None else torch.device("cpu")
+            x, edge_index = x.to(device), edge_index.to(device)
+        return [o.cpu() for o in forward_layers(model, self.iface, x, edge_index)]
 
     def _layers(self, view: str) -> list[torch.Tensor]:
-        if view not in self._cache:
-            self._cache[view] = self.query(self.served_features(), self.edges(view))
-        return self._cache[view]
+        cache = self._caches.layers
+        if view not in cache:
+            cache[view] = self.query(self.served_features(), self.edges(view))
+        return cache[view]
 
     def logits(self, nodes: np.ndarray | None = None, *, view: str = "target") -> torch.Tensor:
         """Logits of ``nodes`` (all nodes if None) evaluated in graph ``view``."""
@@ -155,7 +182,17 @@ class TrainedTarget:
     def embeddings(
         self, nodes: np.ndarray | None = None, *, view: str = "target", layer: int = 0
     ) -> torch.Tensor:
-        """Output of layer ``layer`` (0 = first hidden layer, -1 = logits)."""
+        """Output of layer ``layer`` (0 = first declared embedding layer, -1 = logits).
+
+        Raises:
+            CapabilityError: If the model declares no embedding layer and ``layer`` is not
+                -1 (the logits are never served in place of an embedding).
+            InvalidConfigError: If the layer does not exist.
+        """
+        if not self.iface.embedding_layers and layer != -1:
+            raise CapabilityError(
+                f"embedding layer {layer} is not exposed: the model declares no embedding "
+                "layers (name them with embedding_layers=('conv1',), read by forward hooks)")
         layers = self._layers(view)
         if not -len(layers) <= layer < len(layers):
             raise InvalidConfigError(
@@ -196,27 +233,60 @@ class TrainedTarget:
         from graphleaks.models import _local_update
 
         idx = np.asarray(rows, dtype=np.int64)
-        if local and not self.model.training and _local_update.supports(self.model):
+        if (local and isinstance(self.model, nn.Module) and not self.model.training
+                and self.iface.output == "logits" and _local_update.supports(self.model)):
             engine = self._local_engine(x, view)
             if scale_node is None:
                 return torch.from_numpy(engine.logits[idx].copy())
             return torch.from_numpy(engine.scaled_row_logits(int(scale_node), scale, idx))
         if scale_node is None:
-            return self.query(x, self.edges(view))[-1][torch.as_tensor(idx)].double()
+            return self._answer(x, view, idx, precise=local)
         # One scratch copy of x per x, its row changed and restored around each query: a
         # fresh clone per query cost a quarter of the forward pass on Amazon Computers.
-        entry = self._local.get("scratch")
+        entry = self._caches.local.get("scratch")
         if entry is None or entry[0]() is not x or entry[1] != (x._version, tuple(x.shape)):
             import weakref
 
             entry = (weakref.ref(x), (x._version, tuple(x.shape)), x.clone())
-            self._local["scratch"] = entry
+            self._caches.local["scratch"] = entry
         z = entry[2]
         z[scale_node] = x[scale_node] * scale
         try:
-            return self.query(z, self.edges(view))[-1][torch.as_tensor(idx)].double()
+            return self._answer(z, view, idx, precise=local)
         finally:
             z[scale_node] = x[scale_node]
+
+    def _answer(self, z: torch.Tensor, view: str, idx: np.ndarray, *,
+                precise: bool) -> torch.Tensor:
+        """Logits at ``idx`` for features ``z``: in float64 when ``precise`` and the model
+        can be cast (a model without the exact local update answers the ``local`` API with
+        the same precision: finite differences of 1e-4 are below float32 resolution)."""
+        rows = torch.as_tensor(idx)
+        model64 = self._float64_model() if precise else None
+        if model64 is not None:
+            with torch.no_grad():
+                try:
+                    out = forward_layers(model64, self.iface, z.double(), self.edges(view))
+                    return out[-1][rows].double()
+                except Exception:  # noqa: BLE001 - a model that cannot run in float64
+                    self._caches.local["f64"] = False
+        return self.query(z, self.edges(view))[-1][rows].double()
+
+    def _float64_model(self) -> Any:
+        """A float64 copy of the model (cached), or None when it cannot be made."""
+        entry = self._caches.local.get("f64")
+        if entry is None:
+            entry = False
+            if isinstance(self.model, nn.Module):
+                import copy
+
+                try:
+                    entry = copy.deepcopy(self.model).double()
+                    set_eval(entry)
+                except Exception:  # noqa: BLE001 - e.g. a module that refuses deepcopy
+                    entry = False
+            self._caches.local["f64"] = entry
+        return entry or None
 
     def _local_engine(self, x: torch.Tensor, view: str) -> Any:
         """The local-update engine of ``(x, view)``, rebuilt if ``x`` is another or changed."""
@@ -225,15 +295,13 @@ class TrainedTarget:
         from graphleaks.models._local_update import LocalFeatureUpdate
 
         key = (view, x._version, tuple(x.shape))
-        entry = self._local.get("engine")
+        entry = self._caches.local.get("engine")
         if entry is None or entry[0]() is not x or entry[1] != key:
             engine = LocalFeatureUpdate(self.model, x, self.edges(view))
-            self._local["engine"] = (weakref.ref(x), key, engine)
+            self._caches.local["engine"] = (weakref.ref(x), key, engine)
             return engine
         return entry[2]
 
     def clear_cache(self) -> None:
         """Forget cached forward passes and graphs (after changing the model or graph)."""
-        self._cache.clear()
-        self._edge_cache.clear()
-        self._local.clear()
+        object.__setattr__(self, "_caches", _Caches())  # the side object, not the record

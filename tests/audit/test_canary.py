@@ -26,8 +26,8 @@ class _TenthNoiseEdgeRand(EdgeRand):
         s = edgerand_replace_probability(self.config.epsilon) / 10.0
         weak = dataclasses.replace(self.config, epsilon=math.log(2.0 / s - 1.0))
         target = EdgeRand(weak)._fit(graph, split, spec, seed)
-        target.ledger = dataclasses.replace(target.ledger, epsilon=self.config.epsilon)
-        return target
+        return dataclasses.replace(
+            target, ledger=dataclasses.replace(target.ledger, epsilon=self.config.epsilon))
 
 
 def _audit(graph, defense, seed, **kw):

@@ -47,7 +47,7 @@ def test_local_update_equals_forward_passes(hidden) -> None:
 
 def test_linkteller_local_and_forward_give_the_same_auc_in_float64() -> None:
     t = _target((16,))
-    t.model = t.model.double()
+    t.model.double()  # in place: the record is frozen, its module is not
     t.clear_cache()
     view = TargetView(t, LinkTeller.threat_model, view="target")
     x = t.served_features().double()

@@ -1,0 +1,411 @@
+"""Audit a model graphleaks did not train: ``audit_model`` and the target it builds.
+
+The model is anything of the target-model protocol (:mod:`graphleaks.models.protocol`): it
+maps ``(x, edge_index)`` to per-node logits, probabilities or log-probabilities. The audit
+wraps it in a :class:`~graphleaks.models.target.TrainedTarget` whose split is the user's
+members and non-members (every other node is the adversary's auxiliary population), and runs
+every attack its exposure allows through :func:`graphleaks.audit.runner.audit_with_scores`;
+attacks that need what the model does not expose are listed in the report with the missing
+capability.
+
+Shadow and reference models, which some attacks train, are fresh copies of the user's model:
+from ``model_factory`` (trained by ``train_fn`` if given, else by the generic trainer), else a
+reset deep copy trained by the generic trainer, else (no way to copy the model) a surrogate
+graphleaks GCN, and the report then says "architecture unknown, surrogate GCN".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch_geometric.data import Data
+
+from graphleaks.attacks.base import ALL_OUTPUTS, Output
+from graphleaks.data.graph import num_classes
+from graphleaks.data.ref import DatasetRef
+from graphleaks.data.splits import MembershipSplit
+from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
+from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy, set_eval
+from graphleaks.models.target import TrainedTarget
+from graphleaks.models.trainer import (
+    SHADOW_FACTORY,
+    SHADOW_GENERIC,
+    SURROGATE_NOTE,
+    SurrogateArchitecture,
+    TrainFn,
+    UserArchitecture,
+)
+from graphleaks.privacy.ledger import PrivacyLedger
+
+#: Fewest auxiliary nodes (neither member nor non-member) that shadow models can train on.
+MIN_AUX_NODES = 10
+
+
+def as_graph(data: Any) -> Data:
+    """A PyG ``Data`` with ``x``, ``edge_index`` and ``y`` from ``data`` (PyG or networkx).
+
+    A networkx graph's nodes must be ``0..n-1`` and carry ``x`` (feature vector) and ``y``
+    (label) attributes.
+
+    Raises:
+        DataError: If features, edges or labels are missing or malformed.
+    """
+    if not isinstance(data, Data):
+        try:
+            import networkx as nx
+        except ImportError:  # pragma: no cover - networkx ships with torch
+            nx = None
+        if nx is None or not isinstance(data, nx.Graph):
+            raise DataError(f"data must be a torch_geometric Data or a networkx graph, not "
+                            f"{type(data).__name__}")
+        data = _from_networkx(data)
+    x, ei, y = getattr(data, "x", None), getattr(data, "edge_index", None), getattr(data, "y", None)
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.is_floating_point():
+        raise DataError("data.x must be a [num_nodes, num_features] float tensor of node "
+                        "features")
+    n = int(x.shape[0])
+    if not isinstance(ei, torch.Tensor) or ei.dim() != 2 or ei.shape[0] != 2:
+        raise DataError("data.edge_index must be a [2, num_edges] integer tensor")
+    if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= n):
+        raise DataError(f"data.edge_index names nodes outside 0..{n - 1}; the features have "
+                        f"{n} rows")
+    if not isinstance(y, torch.Tensor) or y.shape != (n,) or y.is_floating_point():
+        raise DataError("data.y must hold one integer class label per node (shape "
+                        f"[{n}]); the audit compares outputs with the labels")
+    out = Data(x=x.detach().cpu(), edge_index=ei.detach().cpu().long(),
+               y=y.detach().cpu().long(), num_nodes=n)
+    name = getattr(data, "name", None) if "name" in data else None
+    if isinstance(name, str):
+        out.name = name
+    return out
+
+
+def _from_networkx(g: Any) -> Data:
+    n = g.number_of_nodes()
+    if sorted(g.nodes) != list(range(n)):
+        raise DataError("the networkx graph's nodes must be the integers 0..n-1 (relabel with "
+                        "networkx.convert_node_labels_to_integers)")
+    try:
+        x = torch.tensor(np.asarray([g.nodes[i]["x"] for i in range(n)], dtype=np.float32))
+        y = torch.tensor(np.asarray([g.nodes[i]["y"] for i in range(n)], dtype=np.int64))
+    except KeyError as exc:
+        raise DataError(f"every networkx node needs an {exc.args[0]!r} attribute (x: feature "
+                        "vector, y: class label)") from exc
+    edges = [(int(u), int(v)) for u, v in g.edges()]
+    if not g.is_directed():
+        edges += [(v, u) for u, v in edges if u != v]
+    ei = (torch.tensor(edges, dtype=torch.long).t().contiguous() if edges
+          else torch.empty(2, 0, dtype=torch.long))
+    return Data(x=x, edge_index=ei, y=y, num_nodes=n)
+
+
+def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
+    """Node ids from a boolean mask of length ``num_nodes`` or a sequence of integer ids.
+
+    Raises:
+        DataError: For a mask of another length, or ids that are not integers.
+    """
+    arr = nodes.detach().cpu().numpy() if isinstance(nodes, torch.Tensor) else np.asarray(nodes)
+    if arr.dtype == bool:
+        if arr.shape != (num_nodes,):
+            raise DataError(f"the {what} mask has shape {arr.shape}; a mask needs one entry per "
+                            f"node ({num_nodes})")
+        return np.flatnonzero(arr).astype(np.int64)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise DataError(f"{what} must be a boolean mask or integer node ids, not {arr.dtype}")
+    return arr.reshape(-1).astype(np.int64) if arr.ndim <= 1 else arr.astype(np.int64)
+
+
+def _qualname(model: Any) -> str:
+    cls = type(model)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def shadow_architecture(
+    model: Any, output: str, model_factory: Callable[[], nn.Module] | None,
+    train_fn: TrainFn | None, model_class: str | None = None,
+) -> ArchitectureSpec:
+    """The spec shadow/reference models are built from (see the module docstring)."""
+    from graphleaks.models.gnn import GNN
+
+    name = model_class or _qualname(model)
+    if model_factory is None and train_fn is None and isinstance(model, GNN):
+        return model.spec  # graphleaks' own architecture: the spec rebuilds it exactly
+    if model_factory is not None:
+        return UserArchitecture(arch="gcn", factory=model_factory, train_fn=train_fn,
+                                output=output, model_class=name, source=SHADOW_FACTORY)
+    if isinstance(model, nn.Module) and reset_copy(model) is not None:
+        template = model
+
+        def factory() -> nn.Module:
+            fresh = reset_copy(template)
+            assert fresh is not None
+            return fresh
+
+        return UserArchitecture(arch="gcn", factory=factory, train_fn=train_fn, output=output,
+                                model_class=name, source=SHADOW_GENERIC)
+    return SurrogateArchitecture(arch="gcn")
+
+
+def model_target(
+    model: Any, graph: Data, members: np.ndarray, non_members: np.ndarray, *,
+    output: str = "logits", embedding_layers: Sequence[str] | None = None,
+    served_edge_index: torch.Tensor | None = None,
+    model_factory: Callable[[], nn.Module] | None = None, train_fn: TrainFn | None = None,
+    parameters: bool | None = None, model_class: str | None = None, seed: int = 0,
+) -> TrainedTarget:
+    """Wrap a user's model, graph and membership sets as a :class:`TrainedTarget`.
+
+    Args:
+        model: A callable ``model(x, edge_index) -> [num_nodes, C]`` (a torch module, a
+            ``torch.export`` program's module, an ONNX session wrapper).
+        graph: The graph with features and labels (:func:`as_graph`).
+        members: Node ids the model trained on.
+        non_members: Node ids it never trained on.
+        output: ``logits``, ``probabilities`` or ``log_probabilities``.
+        embedding_layers: Submodule names read as node embeddings (forward hooks); None:
+            those the model's class declares (``embedding_layers``), if any.
+        served_edge_index: The graph the model is served with (default: the whole graph);
+            it is also the truth of edge attacks (edges the model never sees cannot leak).
+        model_factory: Builds fresh, untrained copies for shadow and reference models.
+        train_fn: ``train_fn(model, data, train_mask)`` trains such a copy.
+        parameters: Whether the weights are exposed (default: for a torch module).
+        model_class: Class name for the report (default: the model's type).
+        seed: Recorded as the target's seed.
+
+    Raises:
+        DataError: For bad node sets, or outputs that contradict the labels.
+        InvalidConfigError: For an unknown output kind or embedding layer.
+    """
+    from graphleaks.data.node_sets import check_membership
+
+    if not callable(model):
+        raise InvalidConfigError(f"the model must be callable as model(x, edge_index); got "
+                                 f"{type(model).__name__}")
+    n = int(graph.num_nodes)
+    members = node_ids(members, n, "members")
+    non_members = node_ids(non_members, n, "non-members")
+    check_membership(members, non_members, n)
+    iface = ModelInterface.of(model, output, tuple(embedding_layers)
+                              if embedding_layers is not None else None)
+    if parameters is not None:
+        iface = dataclasses.replace(iface, parameters=parameters)
+    served = graph.edge_index if served_edge_index is None else served_edge_index
+    if not isinstance(served, torch.Tensor) or served.dim() != 2 or served.shape[0] != 2 or (
+            served.numel() and (int(served.min()) < 0 or int(served.max()) >= n)):
+        raise DataError(f"served_edge_index must be a [2, num_edges] tensor of node ids in "
+                        f"0..{n - 1}")
+    rest = np.setdiff1d(np.arange(n), np.union1d(members, non_members))
+    empty = np.empty(0, dtype=np.int64)
+    split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members), val=empty,
+                            test=np.sort(non_members), aux=rest, seed=int(seed))
+    spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
+    set_eval(model)
+    if served_edge_index is not None:
+        # The model's private edges are the ones it is served with (edge attacks' truth):
+        # edges of ``data`` the model never sees cannot leak through it.
+        graph = Data(x=graph.x, edge_index=served.detach().cpu().long(), y=graph.y,
+                     num_nodes=n)
+    target = TrainedTarget(
+        model=model, spec=spec, graph=graph, split=split, seed=int(seed),
+        ledger=PrivacyLedger.non_private(), interface=iface,
+        dataset=DatasetRef.user("user model").pinned(graph),
+    )
+    try:
+        out = target.logits()
+    except (DataError, InvalidConfigError):
+        raise
+    except Exception as exc:  # the user's model: one line, whatever it raised
+        raise DataError(f"the model failed on the graph ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}); check that it takes "
+                        f"(x [{n}, {graph.x.shape[1]}], edge_index [2, E]) and the feature "
+                        "width it was trained with") from exc
+    raw = out if iface.output == "logits" else (
+        out.exp() if iface.output == "probabilities" else out)
+    check_outputs(raw, iface, num_classes(graph))
+    return target
+
+
+def exposure(iface: ModelInterface) -> frozenset[Output]:
+    """What a user's model exposes: labels, posteriors and feature queries always; logits
+    only when it outputs them, embeddings only when layers are named, parameters only for an
+    in-memory module."""
+    out = set(ALL_OUTPUTS) - {Output.RELEASED_EMBEDDINGS}
+    if iface.output != "logits":
+        out.discard(Output.LOGITS)
+    if not iface.embedding_layers:
+        out.discard(Output.EMBEDDINGS)
+    if not iface.parameters:
+        out.discard(Output.PARAMETERS)
+    return frozenset(out)
+
+
+def audit_target(
+    target: TrainedTarget, *, attacks: Sequence[Any] | None = None, seed: int = 0,
+    suite: Any = "standard", n_bootstrap: int | None = None,
+    config: dict[str, Any] | None = None,
+) -> Any:
+    """Audit a :func:`model_target`; the :class:`~graphleaks.audit.runner.AuditRun`.
+
+    Attacks its exposure forbids, and (in the default audit) attacks that need an auxiliary
+    population when fewer than :data:`MIN_AUX_NODES` nodes are neither members nor
+    non-members, are listed in ``config["skipped_attacks"]`` with the missing capability.
+    """
+    from graphleaks.attacks import registry
+    from graphleaks.audit.runner import AuditRun, audit_with_scores
+    from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
+
+    iface = target.iface
+    exposed = exposure(iface)
+    the_suite = get_suite(suite)
+    skipped: dict[str, str] = {}
+    granted = ", ".join(sorted(o.value.upper() for o in exposed))
+    if attacks is None:
+        names = list(registry)
+        runnable = applicable_attacks(exposed)
+        for name in names:
+            cls = registry.get(name)
+            if name not in runnable:
+                missing = sorted(o.value.upper() for o in cls.requires - exposed)
+                why = ", ".join(missing)
+                if Output.EMBEDDINGS in cls.requires and not iface.embedding_layers:
+                    why += (" (the model names no embedding layer; pass "
+                            "embedding_layers=('conv1',))")
+                skipped[name] = f"{name} requires {why}; the model exposes {{{granted}}}"
+            elif (cls.threat_model.shadow_data != "none"
+                  and len(target.split.aux) < MIN_AUX_NODES):
+                skipped[name] = (f"{name} needs an auxiliary population (nodes neither member "
+                                 f"nor non-member); only {len(target.split.aux)} given, at "
+                                 f"least {MIN_AUX_NODES} needed")
+        attack_objs = [build_attack(n, the_suite) for n in runnable if n not in skipped]
+    else:
+        attack_objs = [a if not isinstance(a, str) else build_attack(registry.get(a).name,
+                                                                      the_suite)
+                       for a in attacks]
+        for a in attack_objs:  # a named attack the model cannot serve: refused before any work
+            missing = sorted(o.value.upper() for o in a.requires - exposed)
+            if missing:
+                hint = (" (name embedding layers: embedding_layers=('conv1',))"
+                        if "EMBEDDINGS" in missing else "")
+                raise CapabilityError(f"{a.name} requires {', '.join(missing)}; the model "
+                                      f"exposes {{{granted}}}{hint}")
+    cfg = dict(config or {})
+    cfg.setdefault("attacks", [a.name for a in attack_objs] if attacks is not None
+                   else "all applicable")
+    cfg["target_model"] = {"model_class": _model_class(target), "output": iface.output,
+                           "embedding_layers": list(iface.embedding_layers),
+                           "parameters_exposed": iface.parameters,
+                           "shadow_models": _shadow_source(target.spec)}
+    run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
+                            exposed=exposed, config=cfg, suite=the_suite,
+                            skip_unrunnable=attacks is None)
+    report = run.report
+    if skipped:
+        report.config["skipped_attacks"] = {**skipped,
+                                            **report.config.get("skipped_attacks", {})}
+    report = _with_notes(report, surrogate=isinstance(target.spec, SurrogateArchitecture))
+    return AuditRun(report, run.tables)
+
+
+def _model_class(target: TrainedTarget) -> str:
+    spec = target.spec
+    return spec.model_class if isinstance(spec, UserArchitecture) else _qualname(target.model)
+
+
+def _shadow_source(spec: ArchitectureSpec) -> str:
+    if isinstance(spec, UserArchitecture):
+        return spec.source
+    return SURROGATE_NOTE if isinstance(spec, SurrogateArchitecture) else "graphleaks spec"
+
+
+def _with_notes(report: Any, *, surrogate: bool) -> Any:
+    """Say, on every attack that trained its own models, when they were surrogate GCNs, and
+    on every feature-query attack, that the model answered at its own precision."""
+    attacks = []
+    for a in report.attacks:
+        tm = a.threat_model if isinstance(a.threat_model, dict) else a.threat_model.to_dict()
+        notes = list(a.notes)
+        if surrogate and (tm.get("architecture_knowledge")
+                          or tm.get("shadow_data", "none") != "none"):
+            notes.append(f"shadow/reference models: {SURROGATE_NOTE}")
+        if "feature_queries" in tm.get("outputs", ()):
+            notes.append("feature queries answered by the model's own forward pass at its "
+                         "own precision (graphleaks' exact float64 local update applies to "
+                         "its own GCN only); finite-difference influence is weaker in float32")
+        attacks.append(dataclasses.replace(a, notes=notes) if notes != list(a.notes) else a)
+    return dataclasses.replace(report, attacks=attacks)
+
+
+def audit_model(
+    model: Any,
+    data: Any,
+    members: Any,
+    non_members: Any,
+    *,
+    output: str = "logits",
+    embedding_layers: Sequence[str] | None = None,
+    served_edge_index: torch.Tensor | None = None,
+    model_factory: Callable[[], nn.Module] | None = None,
+    train_fn: TrainFn | None = None,
+    attacks: Sequence[Any] | None = None,
+    seed: int = 0,
+    suite: str = "standard",
+    n_bootstrap: int | None = None,
+) -> Any:
+    """Audit a trained graph model of any class, in memory, and return the report.
+
+    Args:
+        model: Anything mapping ``(x, edge_index)`` to ``[num_nodes, C]`` outputs, usually
+            a ``torch.nn.Module`` built from PyG layers.
+        data: A PyG ``Data`` with ``x``, ``edge_index`` and ``y``, or a networkx graph whose
+            nodes ``0..n-1`` carry ``x`` and ``y`` attributes.
+        members: The nodes the model trained on: a boolean mask (e.g. ``data.train_mask``)
+            or node ids.
+        non_members: Nodes it never trained on (mask or ids), disjoint from ``members``.
+            Every other node is the adversary's auxiliary population.
+        output: What the model returns: ``logits``, ``probabilities`` or
+            ``log_probabilities`` (PyG ``Explainer``'s ``return_type``).
+        embedding_layers: Names of submodules whose outputs are node embeddings (read with
+            forward hooks), for white-box attacks; without them those attacks are skipped.
+        served_edge_index: The graph the model is served with (default: ``data``'s).
+        model_factory: Returns a fresh, untrained model for shadow/reference models.
+        train_fn: ``train_fn(model, data, train_mask)`` trains one; default: graphleaks'
+            full-batch trainer with early stopping.
+        attacks: Attack names or objects; default: every attack the model's exposure
+            allows (the others are listed in ``report.config["skipped_attacks"]``).
+        seed: Root seed of challenges, attacks, shadow models and intervals.
+        suite: Budgets: ``quick``, ``standard`` or ``thorough``.
+        n_bootstrap: Bootstrap replicates per interval (default: the suite's).
+
+    Returns:
+        The :class:`~graphleaks.audit.report.AuditReport`.
+
+    Raises:
+        DataError: For malformed data, overlapping or out-of-range node sets, or outputs
+            whose width is not the number of classes.
+        InvalidConfigError: For an unknown output kind, embedding layer or attack.
+        CapabilityError: If a named attack needs what the model does not expose.
+
+    Example:
+        >>> from graphleaks.data import tiny_graph
+        >>> from torch_geometric.nn import SGConv
+        >>> g = tiny_graph()
+        >>> model = SGConv(g.num_features, int(g.y.max()) + 1, K=2)
+        >>> r = audit_model(model, g, range(0, 20), range(20, 40),
+        ...                 attacks=["confidence_mia"], n_bootstrap=20)
+        >>> r.attacks[0].attack
+        'confidence_mia'
+    """
+    graph = as_graph(data)
+    target = model_target(model, graph, members, non_members, output=output,
+                          embedding_layers=embedding_layers,
+                          served_edge_index=served_edge_index, model_factory=model_factory,
+                          train_fn=train_fn, seed=seed)
+    return audit_target(target, attacks=attacks, seed=seed, suite=suite,
+                        n_bootstrap=n_bootstrap).report

@@ -1,0 +1,350 @@
+"""Saved models from other pipelines, loaded without unpickling anything.
+
+Three formats, each a target of the model protocol (:mod:`graphleaks.models.protocol`):
+
+* ``.pt2``: a ``torch.export`` program (``torch.export.save``). ``torch.export.load`` itself
+  is **not** used: in torch 2.13 it unpickles, with ``torch.load(weights_only=False)``,
+  every weight or constant whose payload config says ``use_pickle``; it ``pickle.loads``
+  opaque-object constants and ``torch._C._pickle_load_obj``s custom-object (torchbind)
+  constants; it loads a legacy ``weights/<model>.pt`` file through
+  ``deserialize_torch_artifact``; and that function retries any failing ``weights_only``
+  load (the sample inputs, too) with ``weights_only=False``. Any of these runs code chosen by
+  the file's author. :func:`load_pt2` opens the archive itself, refuses every one of those
+  entries before reading any payload, skips the sample inputs (never deserialized), and
+  only then hands the JSON program and the raw tensor bytes to torch's deserializer.
+* ONNX, run by onnxruntime (optional extra ``graphleaks[onnx]``). An ONNX file is a
+  protobuf: parsing it executes nothing. Custom-operator libraries are loaded only when the
+  caller registers them (this module never does).
+* A ``state_dict`` (``.safetensors``, or ``.pt`` through ``torch.load(weights_only=True)``,
+  whose unpickler admits only tensors and plain containers) loaded into a class the user
+  names explicitly (``package.module:Class``) and builds with JSON keyword arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from graphleaks.errors import DataError, InvalidConfigError
+
+#: Largest model file read (bytes); a larger one is refused before it is opened.
+MAX_MODEL_BYTES = 4 * 1024**3
+
+MODEL_FORMATS = (".pt2", ".onnx", ".safetensors", ".pt")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
+
+
+def _check_file(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise DataError(f"{what} {path} does not exist or is not a regular file")
+    if path.stat().st_size > MAX_MODEL_BYTES:
+        raise DataError(f"{what} {path} is larger than {MAX_MODEL_BYTES} bytes; refusing it")
+
+
+def load_pt2(path: str | Path) -> nn.Module:
+    """A ``torch.export`` program's module, loaded without any pickle (see module docs).
+
+    Raises:
+        DataError: For a file that is not a ``.pt2`` archive, holds pickled or custom
+            objects, or fails to deserialize.
+    """
+    from torch.export.pt2_archive import _package as pkg
+    from torch.export.pt2_archive.constants import (
+        ARCHIVE_VERSION_PATH,
+        ARCHIVE_VERSION_VALUE,
+        CONSTANTS_CONFIG_FILENAME_FORMAT,
+        CONSTANTS_DIR,
+        MODELS_DIR,
+        MODELS_FILENAME_FORMAT,
+        TENSOR_CONSTANT_FILENAME_PREFIX,
+        WEIGHTS_CONFIG_FILENAME_FORMAT,
+        WEIGHTS_DIR,
+    )
+
+    p = Path(path)
+    _check_file(p, ".pt2 file")
+    if not zipfile.is_zipfile(p):
+        raise DataError(f".pt2 file {p} is not a torch.export archive (not a zip file); save "
+                        "the model with torch.export.save")
+    fix = "re-save it with torch.export.save from plain tensors"
+    try:
+        with pkg.PT2ArchiveReader(str(p)) as reader:
+            names = reader.get_file_names()
+            if ARCHIVE_VERSION_PATH not in names or (
+                    reader.read_string(ARCHIVE_VERSION_PATH) != ARCHIVE_VERSION_VALUE):
+                raise DataError(f".pt2 file {p} has no or another archive version; {fix} "
+                                f"(torch {torch.__version__})")
+            prefix, suffix = MODELS_FILENAME_FORMAT.split("{}")
+            models = [n[len(prefix):-len(suffix)] for n in names
+                      if n.startswith(MODELS_DIR) and n.endswith(suffix)]
+            if len(models) != 1:
+                raise DataError(f".pt2 file {p} holds {len(models)} exported programs; give "
+                                "a file with exactly one")
+            model = models[0]
+            for legacy in (f"{WEIGHTS_DIR}{model}.pt", f"{CONSTANTS_DIR}{model}.pt"):
+                if legacy in names:
+                    raise DataError(f".pt2 file {p} stores {legacy} as a pickle (legacy "
+                                    f"format), which graphleaks never unpickles; {fix}")
+            for fmt, what in ((WEIGHTS_CONFIG_FILENAME_FORMAT, "weight"),
+                              (CONSTANTS_CONFIG_FILENAME_FORMAT, "constant")):
+                cfg_name = fmt.format(model)
+                if cfg_name not in names:
+                    raise DataError(f".pt2 file {p} has no {what} table; {fix}")
+                config = pkg._load_payload_config(reader, cfg_name)
+                for fqn, meta in config.config.items():
+                    if meta.use_pickle or (what == "constant" and not meta.path_name.startswith(
+                            TENSOR_CONSTANT_FILENAME_PREFIX)):
+                        raise DataError(f".pt2 file {p}: {what} {fqn!r} is stored as a pickled "
+                                        f"object, which graphleaks never unpickles; {fix}")
+            from torch._export.serde.schema import ExportedProgram as SerializedProgram
+            from torch._export.serde.serialize import (
+                ExportedProgramDeserializer,
+                _bytes_to_dataclass,
+            )
+
+            program = _bytes_to_dataclass(SerializedProgram,
+                                          reader.read_bytes(MODELS_FILENAME_FORMAT.format(model)))
+            state_dict = pkg._load_state_dict(reader, model)
+            constants = pkg._load_constants(reader, model)
+            # example_inputs None: the pickled sample inputs are never read
+            ep = ExportedProgramDeserializer(None).deserialize(
+                program, state_dict, constants, None)  # type: ignore[arg-type]
+    except DataError:
+        raise
+    except Exception as exc:  # a corrupt archive can fail anywhere in torch's reader
+        raise DataError(f".pt2 file {p} could not be read ({_first_line(exc)}); {fix}") from exc
+    return ep.module()
+
+
+class OnnxModel:
+    """An ONNX graph run by onnxruntime, called as ``model(x, edge_index)``.
+
+    The graph's first input takes the float features, its second the int64 edge index;
+    its first output is the per-node output. It holds no torch parameters: the adversary of
+    an ONNX model reads outputs only.
+    """
+
+    def __init__(self, session: Any, path: Path) -> None:
+        self._session = session
+        self._path = path
+        self._inputs = [i.name for i in session.get_inputs()]
+        if len(self._inputs) != 2:
+            raise DataError(f"ONNX model {path} takes {len(self._inputs)} inputs; it must take "
+                            "two: node features [N, F] (float) and edge_index [2, E] (int64)")
+
+    def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Outputs for every node."""
+        feeds = {self._inputs[0]: x.detach().cpu().float().numpy(),
+                 self._inputs[1]: edge_index.detach().cpu().long().numpy()}
+        try:
+            out = self._session.run(None, feeds)[0]
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise DataError(f"ONNX model {self._path} rejected the graph "
+                            f"({_first_line(exc)}); check the feature width and that the "
+                            "model was exported with dynamic node and edge counts") from exc
+        return torch.from_numpy(np.asarray(out, dtype=np.float32))
+
+
+def load_onnx(path: str | Path) -> OnnxModel:
+    """An ONNX model, run with onnxruntime's CPU provider.
+
+    Raises:
+        InvalidConfigError: If onnxruntime is not installed.
+        DataError: For a file onnxruntime cannot parse.
+    """
+    p = Path(path)
+    _check_file(p, "ONNX file")
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise InvalidConfigError("auditing an ONNX model needs onnxruntime; install "
+                                 "graphleaks[onnx]") from exc
+    try:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        session = ort.InferenceSession(str(p), sess_options=opts,
+                                       providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise DataError(f"ONNX file {p} could not be loaded ({_first_line(exc)}); export the "
+                        "model with torch.onnx.export") from exc
+    return OnnxModel(session, p)
+
+
+def import_class(spec: str) -> type[nn.Module]:
+    """The class named ``package.module:Class``.
+
+    Raises:
+        InvalidConfigError: If the name is malformed, cannot be imported, or is no module class.
+    """
+    import importlib
+
+    module_name, sep, qualname = spec.partition(":")
+    if not sep or not module_name or not qualname:
+        raise InvalidConfigError(f"--model-class {spec!r} must be package.module:Class")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # the user's code: any import-time error
+        raise InvalidConfigError(f"--model-class {spec!r} cannot be imported "
+                                 f"({_first_line(exc)}); check the name and PYTHONPATH") from exc
+    if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+        raise InvalidConfigError(f"--model-class {spec!r} is not a torch.nn.Module class")
+    return obj
+
+
+def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
+    """Tensors of a ``.safetensors`` file, or of a ``.pt`` file loaded with
+    ``weights_only=True`` (only tensors and plain containers are admitted).
+
+    Raises:
+        DataError: For an unreadable file, a refused object, or a non-tensor entry.
+    """
+    p = Path(path)
+    _check_file(p, "state_dict file")
+    try:
+        if p.suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            state = load_file(str(p))
+        else:
+            state = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # the unpickler's refusal or a corrupt file
+        raise DataError(f"state_dict file {p} could not be loaded safely ({_first_line(exc)}); "
+                        "save model.state_dict() with torch.save or safetensors") from exc
+    if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"],
+                                                                         dict):
+        state = state["state_dict"]
+    if not isinstance(state, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise DataError(f"state_dict file {p} does not hold a name -> tensor mapping; save "
+                        "model.state_dict()")
+    return state
+
+
+def build_model_factory(model_class: str, model_kwargs: str | None) -> Callable[[], nn.Module]:
+    """A factory ``model_class(**json.loads(model_kwargs))``, checked by building one.
+
+    Raises:
+        InvalidConfigError: For bad JSON, an import failure, or a constructor failure.
+    """
+    cls = import_class(model_class)
+    try:
+        kwargs = json.loads(model_kwargs) if model_kwargs else {}
+    except json.JSONDecodeError as exc:
+        raise InvalidConfigError(f"--model-kwargs is not valid JSON ({exc.msg}); give an "
+                                 "object such as '{\"hidden\": 64}'") from exc
+    if not isinstance(kwargs, dict):
+        raise InvalidConfigError("--model-kwargs must be a JSON object of keyword arguments")
+
+    def factory() -> nn.Module:
+        try:
+            return cls(**kwargs)
+        except Exception as exc:  # the user's constructor
+            raise InvalidConfigError(f"{model_class}(**{json.dumps(kwargs)[:80]}) failed "
+                                     f"({_first_line(exc)}); check --model-kwargs") from exc
+
+    factory()
+    return factory
+
+
+def load_state_dict_model(path: str | Path, model_class: str,
+                          model_kwargs: str | None = None) -> tuple[nn.Module,
+                                                                    Callable[[], nn.Module]]:
+    """The user's class built with its keyword arguments and the saved weights loaded.
+
+    Returns:
+        The model (eval mode) and a factory of fresh copies (for shadow models).
+
+    Raises:
+        InvalidConfigError: For a class that cannot be imported or built.
+        DataError: For weights that do not fit the class.
+    """
+    factory = build_model_factory(model_class, model_kwargs)
+    state = read_state_dict(path)
+    model = factory()
+    try:
+        model.load_state_dict(state, strict=True)
+    except Exception as exc:  # missing/unexpected keys or shape mismatch
+        raise DataError(f"the weights in {path} do not fit {model_class} "
+                        f"({_first_line(exc)}); check --model-kwargs") from exc
+    model.eval()
+    return model, factory
+
+
+def load_model_file(
+    path: str | Path, *, model_class: str | None = None, model_kwargs: str | None = None,
+) -> tuple[Any, Callable[[], nn.Module] | None]:
+    """Load a saved model of any supported format; also a factory when the class is known.
+
+    Raises:
+        InvalidConfigError: For an unknown format or a missing/extra ``--model-class``.
+        DataError: For a file that cannot be loaded safely.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in MODEL_FORMATS:
+        raise InvalidConfigError(f"--model {p}: unknown format {suffix or '(none)'}; give a "
+                                 f"{', '.join(MODEL_FORMATS)} file")
+    if suffix in (".safetensors", ".pt"):
+        if model_class is None:
+            raise InvalidConfigError(f"--model {p} is a state_dict; name its class with "
+                                     "--model-class package.module:Class")
+        return load_state_dict_model(p, model_class, model_kwargs)
+    if model_class is not None or model_kwargs is not None:
+        raise InvalidConfigError(f"--model-class/--model-kwargs apply to state_dict files, "
+                                 f"not {suffix}")
+    if suffix == ".pt2":
+        return load_pt2(p), None
+    return load_onnx(p), None
+
+
+def export_pt2(model: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
+               path: str | Path) -> Path:
+    """Save ``model`` as a ``torch.export`` program with dynamic node and edge counts.
+
+    graphleaks' own :class:`~graphleaks.models.gnn.GNN` is exported through PyG's layers
+    (its cached sparse GCN product is an in-process optimisation, not exportable).
+    """
+    from torch.export import Dim
+
+    from graphleaks.models.gnn import GNN
+
+    module: nn.Module = _ExportableGNN(model) if isinstance(model, GNN) else model
+    nodes, edges = Dim("nodes", min=2), Dim("edges", min=2)
+    ep = torch.export.export(module.eval(), (x, edge_index),
+                             dynamic_shapes=({0: nodes}, {1: edges}), strict=False)
+    out = Path(path)
+    torch.export.save(ep, str(out))
+    return out
+
+
+class _ExportableGNN(nn.Module):
+    """A :class:`GNN` run through PyG's own convolutions (same outputs, exportable)."""
+
+    def __init__(self, gnn: nn.Module) -> None:
+        super().__init__()
+        self.gnn = gnn
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """Logits; hidden activations after ReLU pass through ``gnn.hidden_out``."""
+        import torch.nn.functional as F
+
+        gnn: Any = self.gnn
+        h = x
+        for i, layer in enumerate(gnn.layers):
+            h = layer(h) if isinstance(layer, nn.Linear) else layer(h, edge_index)
+            if i < len(gnn.layers) - 1:
+                h = gnn.hidden_out[i](F.relu(h))
+        return h
