@@ -20,8 +20,9 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
+from graphleaks._plugin import EmptyConfig as _PluginEmptyConfig
+from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
-from graphleaks._validation import replace_config, validate
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
@@ -364,14 +365,15 @@ class AttackResult:
 
 registry: Registry[type[Attack]] = Registry("attack")
 
-
-@dataclasses.dataclass(frozen=True)
-class EmptyConfig:
-    """An attack without parameters."""
+#: Kept importable from here; the one definition lives in :mod:`graphleaks._plugin`.
+EmptyConfig = _PluginEmptyConfig
 
 
-class Attack(ABC):
+class Attack(Plugin, ABC):
     """Base class of every attack: a subclass implements ``_score`` only.
+
+    Registration, ``Config``, keyword overrides, validation and the report's config record
+    come from :class:`graphleaks._plugin.Plugin`, shared with defenses.
 
     Attributes:
         name: Registry name (equals the module stem).
@@ -381,31 +383,10 @@ class Attack(ABC):
         Config: Frozen dataclass of parameters, constraints in field metadata.
     """
 
-    name: ClassVar[str]
+    _registry = registry
     task: ClassVar[Task]
     requires: ClassVar[frozenset[Output]] = frozenset()
     threat_model: ClassVar[ThreatModel] = ThreatModel()
-    Config: ClassVar[type[Any]] = EmptyConfig
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            registry.register(cls.name, cls)
-
-    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
-        self.config = config if config is not None else self.Config()
-        if overrides:
-            self.config = replace_config(self.config, overrides, type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config!r})"
-
-    def compat_flags(self) -> tuple[str, ...]:
-        """Names of the config's ``compat_*`` flags that are on."""
-        return tuple(
-            f.name for f in dataclasses.fields(self.config)
-            if f.name.startswith("compat_") and getattr(self.config, f.name)
-        )
 
     def run(self, target: TargetView, challenge: Challenge, *, seed: int) -> AttackResult:
         """Validate, check capabilities, score the candidates, attach the truth.
@@ -414,7 +395,7 @@ class Attack(ABC):
             InvalidConfigError: If the config is invalid.
             CapabilityError: If the view does not grant what the attack requires.
         """
-        validate(self.config, type(self).__name__)
+        self.validate()
         if challenge.task != self.task:
             raise InvalidConfigError(f"{self.name} solves {self.task.value}, not "
                                      f"{challenge.task.value}")
@@ -434,7 +415,7 @@ class Attack(ABC):
         return AttackResult(
             attack=self.name, task=self.task, scores=scores, labels=labels,
             candidates=np.asarray(challenge.candidates), threshold=out.threshold,
-            threat_model=target.threat_model, config=dataclasses.asdict(self.config),
+            threat_model=target.threat_model, config=self.config_record(),
             seed=seed, runtime_s=runtime, query_graph=target.view,
             compat_flags=self.compat_flags(), notes=challenge.notes + out.notes,
             train_labels=challenge.hints.get("train_labels"),

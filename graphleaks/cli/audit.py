@@ -12,10 +12,9 @@ from graphleaks.cli._common import (
     Seed,
     Verbose,
     check_audit_options,
-    check_param_owners,
     defense_params,
     load_graph,
-    parse_params,
+    resolve_cli_params,
     setup_logging,
 )
 
@@ -23,7 +22,17 @@ if TYPE_CHECKING:
     from graphleaks.audit.report import AuditReport
 
 
+#: Options a ``--config`` spec replaces: given with it, they are refused (never ignored).
+SPEC_OWNED = ("bundle", "attack", "suite", "param", "dataset", "data_root", "edges", "features",
+              "labels", "arch", "defense", "epsilon", "delta", "defense_unaware",
+              "compare_unit", "canary_audit", "canaries", "canary_attack", "sweep_results",
+              "aux_frac")
+#: Options that override the spec's ``[audit]`` table, recorded in the report as overrides.
+SPEC_OVERRIDES = ("seed", "n_bootstrap", "query_graph")
+
+
 def audit(
+    ctx: typer.Context,
     bundle: Annotated[Path | None, typer.Option(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
@@ -80,8 +89,10 @@ def audit(
         help="With --embeddings: fraction of nodes whose attribute the adversary knows.")]
     = 0.3,
     config_file: Annotated[Path | None, typer.Option(
-        "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate); other "
-                         "target and attack options are then ignored.")] = None,
+        "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate). Target "
+                         "and attack options are then refused; --seed, --n-bootstrap and "
+                         "--query-graph override the spec and are recorded as overrides.")]
+    = None,
     defense_unaware: Annotated[bool, typer.Option(
         "--defense-unaware", help="Train shadow/reference/calibration models as plain GNNs on "
                                   "clean data instead of through the target's defense "
@@ -151,15 +162,35 @@ def audit(
     if config_file is not None:
         from graphleaks.audit.spec import load_spec, run_spec
 
+        given = _given(ctx)
+        clash = [n for n in SPEC_OWNED if n in given]
+        if clash:
+            from graphleaks.errors import InvalidConfigError
+
+            flag = "--" + clash[0].replace("_", "-")
+            raise InvalidConfigError(f"{flag} cannot be combined with --config: the spec sets "
+                                     "the target and attacks; set it in the spec or drop "
+                                     "--config")
+        overrides = {n: ctx.params[n] for n in SPEC_OVERRIDES if n in given}
+        spec = load_spec(config_file)  # a bad spec fails before any work
         with progress_display(bars):
-            report = run_spec(load_spec(config_file), device=device)
+            report = run_spec(spec, device=device, overrides=overrides)
         json_path, md_path = write_report(report, out, html=True)
         if tracker is not None:
             tracker.log_audit(report.to_dict(), out)
         _print_summary(report, json_path, md_path, json_out, quiet)
         return
-    params = parse_params(param)
     from graphleaks.audit.suite import applicable_attacks
+
+    names = [attacks.get(n).name for n in attack] if attack else None
+    if bundle is None:
+        from graphleaks._params import architecture_owner
+
+        arch = architecture_owner(arch).name
+    # One resolution of every --param: canonical owner, declared field types (exit 2 else).
+    params = resolve_cli_params(param, attacks=names or applicable_attacks(),
+                                defense=None if bundle else defense,
+                                arch=None if bundle else arch)
 
     canary_cfgs: list[Any] = []
     if canary_audit:
@@ -171,9 +202,6 @@ def audit(
         canary_cfgs = _canary_configs(canary_audit, canaries=canaries, attack=canary_attack,
                                       defense=defense,
                                       params=defense_params(defense, params, epsilon, delta))
-    names = [attacks.get(n).name for n in attack] if attack else None
-    check_param_owners(params, (names or applicable_attacks())
-                       + ([] if bundle else [defense, arch]))
     attack_objs = ([build_attack(n, the_suite, params.get(n, {})) for n in names]
                    if names else None)
     if attack_objs is None and params:
@@ -196,14 +224,16 @@ def audit(
             graph, ds = load_graph(dataset, data_root, edges, features, labels)
             for a in attack_objs if names else []:  # an impossible size, before training
                 a.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
-            target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
+            arch_spec = ArchitectureSpec(**{"arch": arch, **params.get(arch, {})})
+            target = train_target(graph, spec=arch_spec, defense=defense,
                                   defense_params=defense_params(defense, params, epsilon,
                                                                delta),
                                   dataset=ds, device=device, seed=seed)
         config = {**({"sweep_rows": sweep_rows} if sweep_rows else {}),
                   "bundle": str(bundle) if bundle else None,
                   "attacks": names or "all applicable", "suite": the_suite.name,
-                  "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap,
+                  "params": _params_used(params, attack_objs, target, arch),
+                  "query_graph": query_graph, "n_bootstrap": n_bootstrap,
                   "defense_aware": not defense_unaware, "compare_unit": compare_unit}
         run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                                 view=query_graph, config=config, suite=the_suite,
@@ -220,6 +250,34 @@ def audit(
     _print_summary(report, json_path, md_path, json_out, quiet)
     if any(a["violation"] for a in report.canary_audits):
         raise typer.Exit(3)
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """Names of the options given on the command line (not defaults, not the environment)."""
+    import click
+
+    return {name for name in ctx.params
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+
+
+def _params_used(params: dict[str, dict[str, Any]], attack_objs: list[Any] | None,
+                 target: Any, arch: str) -> dict[str, dict[str, Any]]:
+    """The ``--param`` fields as the plug-ins used them, read back from their configs.
+
+    The report records what ran, never the text that was typed: each value is taken from
+    the resolved config of the attack, the defense or the architecture that used it.
+    """
+    from graphleaks._params import config_record
+
+    used: dict[str, dict[str, Any]] = {}
+    records = {a.name: a.config_record() for a in attack_objs or []}
+    if target.defense is not None:
+        records.setdefault(target.defense, dict(target.defense_config or {}))
+    records.setdefault(arch, config_record(target.spec))
+    for owner, fields in params.items():
+        record = records.get(owner, {})
+        used[owner] = {f: record[f] for f in fields if f in record}
+    return used
 
 
 def _canary_configs(units: list[str], *, canaries: int, attack: str, defense: str,

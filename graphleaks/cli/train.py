@@ -12,10 +12,9 @@ from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
-    check_param_owners,
     defense_params,
     load_graph,
-    parse_params,
+    resolve_cli_params,
     setup_logging,
 )
 
@@ -59,9 +58,13 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
-    params = parse_params(param)
-    check_param_owners(params, [arch, defense])
-    spec = ArchitectureSpec.from_dict({"arch": arch, "epochs": epochs, **params.pop(arch, {})})
+    from graphleaks._params import architecture_owner
+
+    arch = architecture_owner(arch).name
+    # One resolution: canonical owners, values of the fields' declared types.
+    params = resolve_cli_params(param, defense=defense, arch=arch)
+    spec = validate(ArchitectureSpec(**{"arch": arch, "epochs": epochs,
+                                        **params.pop(arch, {})}))
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)
     dparams = defense_params(defense, params, epsilon, delta)
     # every option is checked before the graph is read (a data-root load writes the cache)

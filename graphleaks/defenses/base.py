@@ -6,7 +6,6 @@ implements ``_fit``. Defining the class registers it (``graphleaks list defenses
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -14,8 +13,10 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
+from graphleaks._plugin import EmptyConfig as _PluginEmptyConfig
+from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
-from graphleaks._validation import replace_config, validate
+from graphleaks._validation import validate
 from graphleaks.data.graph import check_graph, num_classes
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import DataError, InvalidConfigError
@@ -26,13 +27,15 @@ from graphleaks.privacy.ledger import PrivacyUnit
 registry: Registry[type[Defense]] = Registry("defense")
 
 
-@dataclasses.dataclass(frozen=True)
-class EmptyConfig:
-    """A defense without parameters."""
+#: Kept importable from here; the one definition lives in :mod:`graphleaks._plugin`.
+EmptyConfig = _PluginEmptyConfig
 
 
-class Defense(ABC):
+class Defense(Plugin, ABC):
     """Trains a target model under a privacy mechanism.
+
+    Registration, ``Config``, keyword overrides, validation and the report's config record
+    come from :class:`graphleaks._plugin.Plugin`, shared with attacks.
 
     Attributes:
         name: Registry name.
@@ -40,22 +43,8 @@ class Defense(ABC):
         Config: Frozen dataclass of parameters.
     """
 
-    name: ClassVar[str]
+    _registry = registry
     privacy_unit: ClassVar[PrivacyUnit]
-    Config: ClassVar[type[Any]] = EmptyConfig
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            registry.register(cls.name, cls)
-
-    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
-        self.config = config if config is not None else self.Config()
-        if overrides:
-            self.config = replace_config(self.config, overrides, type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config!r})"
 
     def check_scale(self, num_nodes: int, num_edges: int) -> None:
         """Refuse, before any work, a graph too large for a step that cannot be linear.
@@ -88,7 +77,7 @@ class Defense(ABC):
             InvalidConfigError: If the defense or architecture config is invalid.
             DataError: If the graph is malformed or does not match the split.
         """
-        validate(self.config, type(self).__name__)
+        self.validate()
         validate(model)
         graph = check_graph(graph)
         if split.num_nodes != graph.num_nodes:
@@ -110,7 +99,7 @@ class Defense(ABC):
         target.clear_cache()
         target.dataset = dict(dataset or {})
         target.defense = self.name
-        target.defense_config = dataclasses.asdict(self.config)
+        target.defense_config = self.config_record()
         target.utility = utility(target)
         return target
 
