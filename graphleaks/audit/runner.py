@@ -29,7 +29,6 @@ from graphleaks.audit.suite import (
 )
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit, SplitConfig
-from graphleaks.defenses import registry as defense_registry
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
@@ -67,8 +66,11 @@ def train_target(
         device: Torch device for training (the target is returned on the CPU).
         seed: Root seed: the split and training derive their seeds from it.
     """
+    from graphleaks._params import build_plugin
+
     spec = spec or ArchitectureSpec(arch=arch)
-    defense_obj = defense_registry.get(defense)(**(defense_params or {}))
+    # The same resolution as the CLI and the spec: typed fields, any accepted spelling.
+    defense_obj = build_plugin("defense", defense, defense_params)
     # Refuse an impossible size before drawing or training anything.
     defense_obj.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
     msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))

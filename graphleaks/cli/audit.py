@@ -254,10 +254,9 @@ def audit(
 
 def _given(ctx: typer.Context) -> set[str]:
     """Names of the options given on the command line (not defaults, not the environment)."""
-    import click
-
+    # Compared by name: typer ships click under a private module path.
     return {name for name in ctx.params
-            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE}
+            if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
 
 
 def _params_used(params: dict[str, dict[str, Any]], attack_objs: list[Any] | None,

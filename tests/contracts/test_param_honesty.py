@@ -1,0 +1,217 @@
+"""Report honesty over the whole registry (issue 12, Deliver 2).
+
+For every registered attack, defense and architecture and every field of its config, a
+``--param`` value given in any accepted spelling of owner and value reaches the instance and
+is what the report's config records. The path is the CLI's own (``resolve_cli_params`` ->
+``build_attack`` / ``build_plugin`` / ``ArchitectureSpec`` -> ``config_record``), without
+running attacks; one end-to-end audit through ``CliRunner`` closes the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import math
+import types
+import typing
+from typing import Any, Literal, get_args, get_origin
+
+import pytest
+
+from graphleaks._params import config_record, field_types, to_record
+from graphleaks._validation import validate
+from graphleaks.attacks import registry as attacks
+from graphleaks.audit.suite import build_attack, get_suite
+from graphleaks.cli._common import defense_params, resolve_cli_params
+from graphleaks.defenses import registry as defenses
+from graphleaks.errors import InvalidConfigError
+from graphleaks.models.gnn import ARCHITECTURES, ArchitectureSpec
+
+OWNERS = ([("attack", n) for n in attacks.names()] + [("defense", n) for n in defenses.names()]
+          + [("architecture", a) for a in ARCHITECTURES])
+
+
+def _config_cls(kind: str, name: str) -> type[Any]:
+    if kind == "attack":
+        return attacks.get(name).Config
+    if kind == "defense":
+        return defenses.get(name).Config
+    return ArchitectureSpec
+
+
+def _numbers(default: Any, meta: Any, integer: bool) -> list[Any]:
+    lo, hi = meta.get("range", (None, None))
+    base = default if isinstance(default, (int, float)) and not isinstance(default, bool) else 1
+    if integer:
+        cands = [base + 1, base - 1, lo, hi, 2, 1, 0]
+    else:
+        mid = (lo + hi) / 2 if lo is not None and hi is not None else None
+        cands = [base * 0.5 if base else 0.25, mid, base + 0.5, 0.25, 2.5]
+    out = []
+    for c in cands:
+        if c is None or (isinstance(c, float) and not math.isfinite(c)):
+            continue
+        out.append(int(c) if integer else float(c))
+    return out
+
+
+def _candidates(tp: Any, default: Any, meta: Any) -> list[Any]:
+    """Values of type ``tp`` other than ``default``, most ordinary first."""
+    if "choices" in meta:
+        return [c for c in meta["choices"] if c != default]
+    origin = get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        cands = [c for a in inner for c in _candidates(a, default, meta)]
+        return cands if default is None else [*cands, None]
+    if origin is Literal:
+        return [c for c in get_args(tp) if c != default]
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return [m for m in tp if m != default]
+    if tp is bool:
+        return [not default]
+    if tp is int:
+        return _numbers(default, meta, True)
+    if tp is float:
+        return _numbers(default, meta, False)
+    if tp is str:
+        return ["probe"]
+    if origin is tuple:
+        return [(8, 4), (7,)]
+    return []
+
+
+BOOL_TEXT = {True: ["TRUE", "yes", "1", "True"], False: ["false", "No", "0", "FALSE"]}
+
+
+def _texts(value: Any) -> list[str]:
+    """Every command-line spelling the value may be given in."""
+    if isinstance(value, bool):
+        return BOOL_TEXT[value]
+    if value is None:
+        return ["none", "None"]
+    if isinstance(value, enum.Enum):
+        return [str(value.value)]
+    if isinstance(value, tuple):
+        return [json.dumps(list(value)), ",".join(str(v) for v in value)]
+    if isinstance(value, float):
+        return [repr(value)]
+    return [str(value)]
+
+
+def _spellings(name: str) -> list[str]:
+    return sorted({name, name.upper(), name.replace("_", "-"), name.replace("-", "_"),
+                   name.title()})
+
+
+def _cases() -> list[tuple[str, str, str, Any]]:
+    cases = []
+    for kind, name in OWNERS:
+        cls = _config_cls(kind, name)
+        hints = field_types(cls)
+        for f in dataclasses.fields(cls):
+            if kind == "architecture" and f.name == "arch":
+                continue  # the owner itself: --arch names it
+            default = cls().__getattribute__(f.name)
+            value = dataclasses.MISSING
+            for cand in _candidates(hints[f.name], default, f.metadata):
+                try:
+                    validate(dataclasses.replace(cls(**({"arch": name} if kind == "architecture"
+                                                        else {})), **{f.name: cand}))
+                except (InvalidConfigError, TypeError, ValueError):
+                    continue
+                value = cand
+                break
+            cases.append((kind, name, f.name, value))
+    return cases
+
+
+CASES = _cases()
+
+
+def test_every_config_field_has_a_testable_non_default_value():
+    untestable = [(k, n, f) for k, n, f, v in CASES if v is dataclasses.MISSING]
+    assert untestable == []
+    assert {n for _, n, _, _ in CASES} >= set(attacks.names()) - {"none"}
+
+
+def _build(kind: str, name: str, params: dict[str, dict[str, Any]]) -> tuple[Any, dict]:
+    """The instance and the record the report serializes, along the CLI's own path."""
+    if kind == "attack":
+        a = build_attack(name, get_suite("standard"), params.get(name, {}))
+        return a.get_config(), a.config_record()  # AttackReport.config
+    if kind == "defense":
+        d = defenses.get(name)(**defense_params(name, params, None, None))
+        return d.get_config(), d.config_record()  # TargetSummary.defense_config
+    spec = validate(ArchitectureSpec(**{"arch": name, **params.get(name, {})}))
+    return spec, spec.to_dict()  # TargetSummary.architecture
+
+
+@pytest.mark.parametrize(("kind", "name", "field", "value"),
+                         [c for c in CASES if c[3] is not dataclasses.MISSING],
+                         ids=lambda x: str(x))
+def test_param_in_any_spelling_reaches_the_instance_and_the_report(kind, name, field, value):
+    for i, text in enumerate(_texts(value)):
+        owner = _spellings(name)[i % len(_spellings(name))]
+        fld = field if i % 2 == 0 else field.upper()
+        item = f"{owner}.{fld}={text}"
+        params = resolve_cli_params(
+            [item], attacks=[name] if kind == "attack" else [],
+            defense=name if kind == "defense" else None,
+            arch=name if kind == "architecture" else None)
+        canonical = (attacks.get(name).name if kind == "attack" else
+                     defenses.get(name).name if kind == "defense" else name)
+        assert params == {canonical: {field: value}}, item
+        config, record = _build(kind, name, params)
+        assert getattr(config, field) == value, item
+        assert type(getattr(config, field)) is type(value), item
+        assert record[field] == to_record(value), item
+        assert record == config_record(config) or kind == "architecture"
+
+
+def test_typed_python_and_toml_values_are_checked_like_text():
+    owner_params = {"shadow_mia": {"num_shadows": 1.5}}
+    with pytest.raises(InvalidConfigError, match="num_shadows must be an int"):
+        build_attack("shadow_mia", get_suite("standard"), owner_params["shadow_mia"])
+    with pytest.raises(InvalidConfigError, match="compat_duddu_label_indexing"):
+        build_attack("confidence_mia", get_suite("standard"),
+                     {"compat_duddu_label_indexing": "False"})
+    # an int for a float field is widened, as TOML's `epsilon = 2` means 2.0
+    d = defenses.get("gap-edp")(**defense_params("gap-edp", {"gap-edp": {"epsilon": 2}},
+                                                 None, None))
+    assert d.config.epsilon == 2
+    from graphleaks._params import build_plugin
+
+    assert type(build_plugin("defense", "GAP_EDP", {"epsilon": 2}).config.epsilon) is float
+
+
+def test_end_to_end_cli_report_records_the_params_used(tmp_path):
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from graphleaks.cli import app
+    from graphleaks.data.synthetic import csbm
+
+    g = csbm(100, num_classes=3, num_features=8, seed=0)
+    ei = g.edge_index.numpy()
+    (tmp_path / "e.csv").write_text("src,dst\n" + "\n".join(f"{a},{b}" for a, b in ei.T))
+    np.save(tmp_path / "x.npy", g.x.numpy())
+    (tmp_path / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
+    out = tmp_path / "o"
+    r = CliRunner().invoke(app, [
+        "audit", "--edges", str(tmp_path / "e.csv"), "--features", str(tmp_path / "x.npy"),
+        "--labels", str(tmp_path / "y.csv"), "--out", str(out), "--attack", "Confidence-MIA",
+        "--n-bootstrap", "20", "--param", "CONFIDENCE-MIA.threshold=none",
+        "--param", "confidence_mia.score=max", "--param", "GCN.hidden=8",
+        "--param", "gcn.EPOCHS=5", "--quiet"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    (a,) = rep["attacks"]
+    expected = build_attack("confidence_mia", get_suite("standard"),
+                            {"threshold": "none", "score": "max"}).config_record()
+    assert a["config"] == expected
+    assert rep["config"]["params"] == {"confidence_mia": {"threshold": "none", "score": "max"},
+                                       "gcn": {"hidden": [8], "epochs": 5}}
+    assert rep["target"]["architecture"]["hidden"] == [8]
+    assert rep["target"]["architecture"]["epochs"] == 5
