@@ -27,6 +27,13 @@ SPEC_OWNED = ("bundle", "attack", "suite", "param", "dataset", "data_root", "edg
               "labels", "arch", "defense", "epsilon", "delta", "defense_unaware",
               "compare_unit", "canary_audit", "canaries", "canary_attack", "sweep_results",
               "aux_frac")
+#: Options that describe a target trained here: a ``--bundle`` brings its own.
+BUNDLE_UNUSED = ("arch", "defense", "epsilon", "delta", "device")
+#: Options an ``--embeddings`` audit has no use for.
+EMBEDDING_UNUSED = ("bundle", "attack", "suite", "param", "dataset", "data_root", "features",
+                    "labels", "arch", "defense", "query_graph", "epsilon", "delta",
+                    "defense_unaware", "compare_unit", "canary_audit", "canaries",
+                    "canary_attack", "config_file", "sweep_results", "mlflow", "device")
 #: Options that override the spec's ``[audit]`` table, recorded in the report as overrides.
 SPEC_OVERRIDES = ("seed", "n_bootstrap", "query_graph")
 
@@ -150,6 +157,9 @@ def audit(
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
 
+        _refuse(ctx, EMBEDDING_UNUSED, "--embeddings", "it audits a published embedding "
+                                                       "file and trains no model")
+
         check_output_dir(out, EMBEDDING_REPORT)  # before any work
         check_audit_options(n_bootstrap, query_graph)
         if embeddings is None or attributes is None:
@@ -159,18 +169,14 @@ def audit(
         return
     check_output_dir(out, REPORT)  # an unusable --out fails before any training or audit
     check_audit_options(n_bootstrap, query_graph)
+    if config_file is None and bundle is not None:
+        _refuse(ctx, BUNDLE_UNUSED, "--bundle", "the bundle is a target already trained")
     if config_file is not None:
         from graphleaks.audit.spec import load_spec, run_spec
 
         given = _given(ctx)
-        clash = [n for n in SPEC_OWNED if n in given]
-        if clash:
-            from graphleaks.errors import InvalidConfigError
-
-            flag = "--" + clash[0].replace("_", "-")
-            raise InvalidConfigError(f"{flag} cannot be combined with --config: the spec sets "
-                                     "the target and attacks; set it in the spec or drop "
-                                     "--config")
+        _refuse(ctx, SPEC_OWNED, "--config", "the spec sets the target and the attacks (set "
+                                             "it there)")
         overrides = {n: ctx.params[n] for n in SPEC_OVERRIDES if n in given}
         spec = load_spec(config_file)  # a bad spec fails before any work
         with progress_display(bars):
@@ -257,6 +263,23 @@ def _given(ctx: typer.Context) -> set[str]:
     # Compared by name: typer ships click under a private module path.
     return {name for name in ctx.params
             if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
+
+
+def _refuse(ctx: typer.Context, unused: tuple[str, ...], mode: str, why: str) -> None:
+    """Exit 2 on the first option in ``unused`` given on the command line: a flag the mode
+    cannot use is refused, never dropped without a word.
+
+    Raises:
+        InvalidConfigError: Naming the flag and why this mode cannot use it.
+    """
+    from graphleaks.errors import InvalidConfigError
+
+    given = _given(ctx)
+    for name in unused:
+        if name in given:
+            flag = "--config" if name == "config_file" else "--" + name.replace("_", "-")
+            raise InvalidConfigError(f"{flag} cannot be combined with {mode}: {why}; drop "
+                                     f"{flag}")
 
 
 def _params_used(params: dict[str, dict[str, Any]], attack_objs: list[Any] | None,

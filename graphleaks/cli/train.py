@@ -20,6 +20,7 @@ from graphleaks.cli._common import (
 
 
 def train(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="Bundle directory to write.")],
     dataset: Annotated[str | None, typer.Option(help="Dataset name (default: cora).")] = None,
     data_root: DataRoot = None,
@@ -63,6 +64,12 @@ def train(
     arch = architecture_owner(arch).name
     # One resolution: canonical owners, values of the fields' declared types.
     params = resolve_cli_params(param, defense=defense, arch=arch)
+    if "epochs" in params.get(arch, {}) and getattr(
+            ctx.get_parameter_source("epochs"), "name", None) == "COMMANDLINE":
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError(f"--epochs and --param {arch}.epochs both set the epochs; "
+                                 "give one of them")
     spec = validate(ArchitectureSpec(**{"arch": arch, "epochs": epochs,
                                         **params.pop(arch, {})}))
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)

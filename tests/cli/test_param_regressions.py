@@ -154,3 +154,21 @@ def test_toml_float_for_an_int_field_is_refused(tmp_path):
     assert r.exit_code == 2
     assert "num_shadows must be an int; got 1.5" in r.output
     assert not (tmp_path / "o").exists()
+
+
+def test_options_a_bundle_or_embedding_audit_cannot_use_exit_2(tmp_path):
+    r = CliRunner().invoke(app, ["audit", "--bundle", str(tmp_path / "b"), "--out",
+                                 str(tmp_path / "o"), "--epsilon", "1"])
+    assert r.exit_code == 2 and "--epsilon cannot be combined with --bundle" in r.output
+    r = CliRunner().invoke(app, ["audit", "--embeddings", str(tmp_path / "e.npy"),
+                                 "--attributes", str(tmp_path / "a.csv"), "--out",
+                                 str(tmp_path / "o"), "--attack", "shadow_mia"])
+    assert r.exit_code == 2 and "--attack cannot be combined with --embeddings" in r.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_train_refuses_epochs_given_twice(edge_files, tmp_path):
+    r = CliRunner().invoke(app, ["train", *_files(edge_files), "--out", str(tmp_path / "b"),
+                                 "--epochs", "3", "--param", "gcn.epochs=4"])
+    assert r.exit_code == 2 and "give one of them" in r.output
+    assert not (tmp_path / "b").exists()
