@@ -130,9 +130,14 @@ def _cases() -> list[tuple[str, str, str, Any]]:
 CASES = _cases()
 
 
+#: Fields that accept only their default because no mode uses them; any other value must be
+#: refused (tested below), so nothing can be recorded that did not run.
+DEFAULT_ONLY = {("defense", "gap-ndp", "weight_decay")}
+
+
 def test_every_config_field_has_a_testable_non_default_value():
-    untestable = [(k, n, f) for k, n, f, v in CASES if v is dataclasses.MISSING]
-    assert untestable == []
+    untestable = {(k, n, f) for k, n, f, v in CASES if v is dataclasses.MISSING}
+    assert untestable == DEFAULT_ONLY
     assert {n for _, n, _, _ in CASES} >= set(attacks.names()) - {"none"}
 
 
@@ -168,6 +173,33 @@ def test_param_in_any_spelling_reaches_the_instance_and_the_report(kind, name, f
         assert type(getattr(config, field)) is type(value), item
         assert record[field] == to_record(value), item
         assert record == config_record(config) or kind == "architecture"
+
+
+@pytest.mark.parametrize(("kind", "name", "field"), sorted(DEFAULT_ONLY))
+def test_a_field_no_mode_uses_refuses_any_other_value(kind, name, field):
+    with pytest.raises(InvalidConfigError, match=f"{field}.*no effect"):
+        resolved = resolve_cli_params([f"{name}.{field}=0.5"], defense=name)
+        _build(kind, name, resolved)[0].check()
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("confidence_mia", {"compat_duddu_label_indexing": True, "score": "max"}),
+    ("shadow_mia", {"posterior": "raw", "top_k": 2}),
+    ("shadow_mia", {"compat_duddu_protocol": True, "classifier": "gbdt"}),
+])
+def test_a_field_the_mode_ignores_is_refused(name, params):
+    with pytest.raises(InvalidConfigError, match="no effect"):
+        build_attack(name, get_suite("standard"), params).validate()
+
+
+@pytest.mark.parametrize(("name", "flag", "used"), [
+    ("confidence_mia", "compat_duddu_label_indexing", {"threshold": "none"}),
+    ("shadow_mia", "compat_duddu_protocol", {"posterior": "raw", "balanced": False}),
+])
+def test_a_compat_mode_records_the_values_it_runs_with(name, flag, used):
+    record = build_attack(name, get_suite("standard"), {flag: True}).config_record()
+    assert record[flag] is True
+    assert {k: record[k] for k in used} == used
 
 
 def test_typed_python_and_toml_values_are_checked_like_text():
