@@ -386,6 +386,24 @@ def config_record(config: Any) -> dict[str, Any]:
     return {f.name: to_record(getattr(config, f.name)) for f in dataclasses.fields(config)}
 
 
+def check_used(plugin: Any, given: Iterable[str], *, source: str = "") -> None:
+    """Refuse a parameter the user gave that the plug-in's configured mode does not read.
+
+    Args:
+        plugin: An attack or defense instance.
+        given: The fields the user set (not the suite's budgets or the defaults).
+        source: Prefix of messages (``"--param "``).
+
+    Raises:
+        InvalidConfigError: Naming the parameter and why the mode ignores it.
+    """
+    unused = plugin.unused_fields()
+    for name in given:
+        if name in unused:
+            raise InvalidConfigError(f"{source}{plugin.name}.{name} has no effect: "
+                                     f"{unused[name]}; drop it or change the mode")
+
+
 def attack_owners(names: Iterable[str]) -> list[Owner]:
     """Owners for registered attacks (names in any accepted spelling)."""
     from graphleaks.attacks import registry
@@ -436,4 +454,7 @@ def build_plugin(kind: str, name: str, params: Mapping[str, Any] | None = None, 
     from graphleaks.defenses import registry as defenses
 
     cls = (attacks if kind == "attack" else defenses).get(owner.name)
-    return cls(**resolve_fields(owner, dict(params or {}), text=text, source=source))
+    typed = resolve_fields(owner, dict(params or {}), text=text, source=source)
+    plugin = cls(**typed)
+    check_used(plugin, typed, source=source)
+    return plugin

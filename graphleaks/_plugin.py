@@ -57,9 +57,24 @@ class Plugin:
         """The config as it runs. A mode that ignores a field records the value it uses."""
         return self.config
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the configured mode does not read, each with the reason (none by default).
+
+        The report records them as ``None`` (not used), and a value the user gave for one
+        is refused by :func:`graphleaks._params.check_used`, so no setting is recorded as
+        if it ran.
+        """
+        return {}
+
     def config_record(self) -> dict[str, Any]:
-        """The report's ``config``: serialized from :meth:`get_config`, never from input."""
-        return config_record(self.get_config())
+        """The report's ``config``: serialized from :meth:`get_config`, never from input.
+
+        A field the mode does not read (:meth:`unused_fields`) is recorded as ``None``.
+        """
+        record = config_record(self.get_config())
+        for name in self.unused_fields():
+            record[name] = None
+        return record
 
     def compat_flags(self) -> tuple[str, ...]:
         """Names of the config's ``compat_*`` flags that are on."""

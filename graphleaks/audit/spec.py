@@ -252,7 +252,12 @@ def _wrap(where: str, exc: Exception) -> InvalidConfigError:
 
 def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     """Validate a ``[target]`` table."""
-    from graphleaks._params import architecture_owner, defense_owner, resolve_fields
+    from graphleaks._params import (
+        architecture_owner,
+        check_used,
+        defense_owner,
+        resolve_fields,
+    )
     from graphleaks._validation import validate
     from graphleaks.data.datasets import datasets
     from graphleaks.defenses import registry as defenses
@@ -273,7 +278,9 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     try:
         # TOML values arrive typed: checked against the fields' declared types, not parsed.
         dparams = resolve_fields(defense_owner(defense_cls.name), dparams, text=False)
-        validate(defense_cls(**dparams).config, defense_cls.__name__)
+        dobj = defense_cls(**dparams)
+        validate(dobj.config, defense_cls.__name__)
+        check_used(dobj, dparams)
     except (TypeError, ValueError) as exc:
         raise _wrap(f"{where}.defense_params", exc) from None
     arch = _typed(t, "arch", str, where, "gcn")
@@ -308,7 +315,7 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
 def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
     """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
-    from graphleaks._params import Owner, resolve_fields
+    from graphleaks._params import Owner, check_used, resolve_fields
     from graphleaks._validation import validate
     from graphleaks.attacks import registry as attacks
 
@@ -325,7 +332,9 @@ def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]
         p = _table(params, f"{where}.{name}")
         try:
             p = resolve_fields(Owner(cls.name, "attack", cls.Config), p, text=False)
-            validate(cls(**p).config, cls.__name__)
+            attack = cls(**p)
+            validate(attack.config, cls.__name__)
+            check_used(attack, p)
         except (TypeError, ValueError) as exc:
             raise _wrap(f"{where}.{name}", exc) from None
         if cls.name in out:

@@ -107,11 +107,13 @@ def build_attack(name: str, suite: Suite, params: Mapping[str, Any] | None = Non
     Raises:
         InvalidConfigError: For an unknown attack, field or a value of the wrong type.
     """
-    from graphleaks._params import Owner, resolve_fields
+    from graphleaks._params import Owner, check_used, resolve_fields
     from graphleaks.attacks import registry
 
     cls = registry.get(name)
     fields = {f.name for f in dataclasses.fields(cls.Config)}
     typed = resolve_fields(Owner(cls.name, "attack", cls.Config), dict(params or {}),
                            text=False)
-    return cls(**{**suite.config_for(cls.name, fields), **typed})
+    attack = cls(**{**suite.config_for(cls.name, fields), **typed})
+    check_used(attack, typed)  # a user's field the mode ignores; the suite's may be unused
+    return attack

@@ -215,11 +215,13 @@ def audit(
         attack_objs = [build_attack(n, the_suite, params.get(n, {}))
                        for n in applicable_attacks()]
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
+        from graphleaks._params import check_used
         from graphleaks._validation import validate
         from graphleaks.defenses import registry as defenses
 
         defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
         validate(defense_obj.config, type(defense_obj).__name__)
+        check_used(defense_obj, params.get(defense_obj.name, {}), source="--param ")
     with progress_display(bars):
         if bundle is not None:
             graph = None

@@ -59,7 +59,7 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
-    from graphleaks._params import architecture_owner
+    from graphleaks._params import architecture_owner, check_used
 
     arch = architecture_owner(arch).name
     # One resolution: canonical owners, values of the fields' declared types.
@@ -78,6 +78,7 @@ def train(
     validate(split)
     defense_obj = defenses.get(defense)(**dparams)
     validate(defense_obj.config, type(defense_obj).__name__)
+    check_used(defense_obj, params.get(defense_obj.name, {}), source="--param ")
     validate(spec)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)
     target = train_target(graph, spec=spec, split=split, defense=defense,

@@ -105,25 +105,50 @@ def _spellings(name: str) -> list[str]:
                    name.title()})
 
 
-def _cases() -> list[tuple[str, str, str, Any]]:
+def _instance(kind: str, name: str, values: dict[str, Any]) -> Any:
+    if kind == "attack":
+        return attacks.get(name)(**values)
+    if kind == "defense":
+        return defenses.get(name)(**values)
+    return None
+
+
+def _valid(kind: str, name: str, values: dict[str, Any], field: str) -> bool:
+    """Whether ``values`` validate and the mode they set reads ``field``."""
+    base = {"arch": name} if kind == "architecture" else {}
+    try:
+        validate(_config_cls(kind, name)(**{**base, **values}))
+    except (InvalidConfigError, TypeError, ValueError):
+        return False
+    plugin = _instance(kind, name, values)
+    return plugin is None or field not in plugin.unused_fields()
+
+
+def _cases() -> list[tuple[str, str, str, Any, dict[str, Any]]]:
+    """(kind, name, field, non-default value, the other fields that select a mode using it)."""
     cases = []
     for kind, name in OWNERS:
         cls = _config_cls(kind, name)
         hints = field_types(cls)
-        for f in dataclasses.fields(cls):
+        fields = dataclasses.fields(cls)
+        defaults = cls(**({"arch": name} if kind == "architecture" else {}))
+        for f in fields:
             if kind == "architecture" and f.name == "arch":
                 continue  # the owner itself: --arch names it
-            default = cls().__getattribute__(f.name)
-            value = dataclasses.MISSING
-            for cand in _candidates(hints[f.name], default, f.metadata):
-                try:
-                    validate(dataclasses.replace(cls(**({"arch": name} if kind == "architecture"
-                                                        else {})), **{f.name: cand}))
-                except (InvalidConfigError, TypeError, ValueError):
-                    continue
-                value = cand
-                break
-            cases.append((kind, name, f.name, value))
+            found: Any = (dataclasses.MISSING, {})
+            # the defaults' mode first, then each single other field that selects a mode
+            contexts: list[dict[str, Any]] = [{}] + [
+                {g.name: c} for g in fields if g.name != f.name
+                and not (kind == "architecture" and g.name == "arch")
+                for c in _candidates(hints[g.name], getattr(defaults, g.name), g.metadata)]
+            for ctx in contexts:
+                for cand in _candidates(hints[f.name], getattr(defaults, f.name), f.metadata):
+                    if _valid(kind, name, {**ctx, f.name: cand}, f.name):
+                        found = (cand, ctx)
+                        break
+                if found[0] is not dataclasses.MISSING:
+                    break
+            cases.append((kind, name, f.name, *found))
     return cases
 
 
@@ -136,9 +161,9 @@ DEFAULT_ONLY = {("defense", "gap-ndp", "weight_decay")}
 
 
 def test_every_config_field_has_a_testable_non_default_value():
-    untestable = {(k, n, f) for k, n, f, v in CASES if v is dataclasses.MISSING}
+    untestable = {(k, n, f) for k, n, f, v, _ in CASES if v is dataclasses.MISSING}
     assert untestable == DEFAULT_ONLY
-    assert {n for _, n, _, _ in CASES} >= set(attacks.names()) - {"none"}
+    assert {n for _, n, _, _, _ in CASES} >= set(attacks.names()) - {"none"}
 
 
 def _build(kind: str, name: str, params: dict[str, dict[str, Any]]) -> tuple[Any, dict]:
@@ -153,26 +178,60 @@ def _build(kind: str, name: str, params: dict[str, dict[str, Any]]) -> tuple[Any
     return spec, spec.to_dict()  # TargetSummary.architecture
 
 
-@pytest.mark.parametrize(("kind", "name", "field", "value"),
+@pytest.mark.parametrize(("kind", "name", "field", "value", "mode"),
                          [c for c in CASES if c[3] is not dataclasses.MISSING],
                          ids=lambda x: str(x))
-def test_param_in_any_spelling_reaches_the_instance_and_the_report(kind, name, field, value):
+def test_param_in_any_spelling_reaches_the_instance_and_the_report(kind, name, field, value,
+                                                                  mode):
     for i, text in enumerate(_texts(value)):
         owner = _spellings(name)[i % len(_spellings(name))]
         fld = field if i % 2 == 0 else field.upper()
         item = f"{owner}.{fld}={text}"
+        # The other field that selects a mode reading this one (e.g. embedder=node2vec for p).
+        extra = [f"{name}.{k}={_texts(v)[0]}" for k, v in mode.items()]
         params = resolve_cli_params(
-            [item], attacks=[name] if kind == "attack" else [],
+            [item, *extra], attacks=[name] if kind == "attack" else [],
             defense=name if kind == "defense" else None,
             arch=name if kind == "architecture" else None)
         canonical = (attacks.get(name).name if kind == "attack" else
                      defenses.get(name).name if kind == "defense" else name)
-        assert params == {canonical: {field: value}}, item
+        assert params == {canonical: {field: value, **mode}}, item
         config, record = _build(kind, name, params)
         assert getattr(config, field) == value, item
         assert type(getattr(config, field)) is type(value), item
         assert record[field] == to_record(value), item
-        assert record == config_record(config) or kind == "architecture"
+        assert record == config_record(config) or kind == "architecture" or (
+            {k for k in record if record[k] != config_record(config)[k]}
+            <= set(_instance(kind, name, params[canonical]).unused_fields()))
+
+
+MODE_DEPENDENT = sorted((k, n, f, m) for k, n, f, v, m in CASES
+                        if m and v is not dataclasses.MISSING)
+
+
+def test_mode_dependent_fields_are_declared():
+    # Today's: attribute_inference's walk knobs and layer, link_stealing's per-attack fields.
+    assert {(n, f) for _, n, f, _ in MODE_DEPENDENT} >= {
+        ("attribute_inference", "p"), ("attribute_inference", "layer"),
+        ("link_stealing", "family"), ("link_stealing", "epochs")}
+
+
+@pytest.mark.parametrize(("kind", "name", "field", "mode"), MODE_DEPENDENT,
+                         ids=lambda x: str(x))
+def test_a_param_the_default_mode_does_not_read_is_refused_and_recorded_none(kind, name,
+                                                                            field, mode):
+    value = next(v for k, n, f, v, _ in CASES if (k, n, f) == (kind, name, field))
+    params = resolve_cli_params([f"{name}.{field}={_texts(value)[0]}"],
+                                attacks=[name] if kind == "attack" else [],
+                                defense=name if kind == "defense" else None)
+    with pytest.raises(InvalidConfigError, match=f"{field} has no effect"):
+        if kind == "attack":
+            build_attack(name, get_suite("standard"), params[attacks.get(name).name])
+        else:
+            from graphleaks._params import build_plugin
+
+            build_plugin("defense", name, params[defenses.get(name).name])
+    assert _instance(kind, name, {}).config_record()[field] is None
 
 
 @pytest.mark.parametrize(("kind", "name", "field"), sorted(DEFAULT_ONLY))
