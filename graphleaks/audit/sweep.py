@@ -88,7 +88,7 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
     Raises:
         InvalidConfigError: Naming the offending field.
     """
-    from graphleaks._params import defense_owner, resolve_fields
+    from graphleaks._params import check_used, defense_owner, resolve_fields
     from graphleaks.defenses import registry as defenses
 
     raw = dict(raw)
@@ -145,7 +145,9 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
                 from graphleaks._validation import validate
 
                 cls = defenses.get(name)
-                validate(cls(**params).config, cls.__name__)
+                dobj = cls(**params)
+                validate(dobj.config, cls.__name__)
+                check_used(dobj, params)
             except (TypeError, ValueError) as exc:
                 raise InvalidConfigError(f"sweep.defense_params.{name}: {exc}") from None
     return SweepSpec(audit=base, defenses=tuple(dict.fromkeys(resolved)),

@@ -221,7 +221,7 @@ def audit(
 
         defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
         validate(defense_obj.config, type(defense_obj).__name__)
-        check_used(defense_obj, params.get(defense_obj.name, {}), source="--param ")
+        check_used(defense_obj, defense_params(defense, params, epsilon, delta))
     with progress_display(bars):
         if bundle is not None:
             graph = None

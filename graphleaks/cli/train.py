@@ -78,7 +78,7 @@ def train(
     validate(split)
     defense_obj = defenses.get(defense)(**dparams)
     validate(defense_obj.config, type(defense_obj).__name__)
-    check_used(defense_obj, params.get(defense_obj.name, {}), source="--param ")
+    check_used(defense_obj, dparams)  # --param fields and --epsilon/--delta alike
     validate(spec)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)
     target = train_target(graph, spec=spec, split=split, defense=defense,

@@ -306,3 +306,12 @@ def test_end_to_end_cli_report_records_the_params_used(tmp_path):
                                        "gcn": {"hidden": [8], "epochs": 5}}
     assert rep["target"]["architecture"]["hidden"] == [8]
     assert rep["target"]["architecture"]["epochs"] == 5
+
+
+def test_a_defense_field_the_release_ignores_is_refused_and_recorded_none():
+    from graphleaks._params import build_plugin
+
+    with pytest.raises(InvalidConfigError, match="heterorr.epsilon has no effect"):
+        build_plugin("defense", "heterorr", {"features": "public", "epsilon": 2.0})
+    d = build_plugin("defense", "heterorr", {"features": "public", "epsilon_e": 0.5})
+    assert d.config_record()["epsilon"] is None and d.config_record()["epsilon_e"] == 0.5
