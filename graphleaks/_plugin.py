@@ -66,14 +66,18 @@ class Plugin:
         """
         return {}
 
-    def config_record(self) -> dict[str, Any]:
+    def config_record(self, *, unused_as_none: bool = True) -> dict[str, Any]:
         """The report's ``config``: serialized from :meth:`get_config`, never from input.
 
-        A field the mode does not read (:meth:`unused_fields`) is recorded as ``None``.
+        Args:
+            unused_as_none: Record a field the mode does not read (:meth:`unused_fields`)
+                as ``None``. False keeps every value, so the plug-in can be rebuilt from
+                the record (a bundle's manifest).
         """
         record = config_record(self.get_config())
-        for name in self.unused_fields():
-            record[name] = None
+        if unused_as_none:
+            for name in self.unused_fields():
+                record[name] = None
         return record
 
     def compat_flags(self) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from graphleaks.audit.suite import (
 )
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.splits import MembershipSplit, SplitConfig
+from graphleaks.defenses.base import reported_config
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
@@ -323,7 +324,8 @@ def audit_with_scores(
     g = target.graph
     summary = TargetSummary(
         architecture=target.spec.to_dict(), defense=target.defense,
-        defense_config=target.defense_config, dataset=target.dataset,
+        defense_config=reported_config(target.defense, target.defense_config),
+        dataset=target.dataset,
         fingerprint=fingerprint(g), num_nodes=int(g.num_nodes),
         num_edges=int(g.edge_index.size(1)), protocol=target.split.kind,
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},

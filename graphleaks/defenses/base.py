@@ -99,7 +99,9 @@ class Defense(Plugin, ABC):
         target.clear_cache()
         target.dataset = dict(dataset or {})
         target.defense = self.name
-        target.defense_config = self.config_record()
+        # Every value, so bundles and defense-aware shadows can rebuild the defense; the
+        # report nulls the fields the mode ignores (see reported_config).
+        target.defense_config = self.config_record(unused_as_none=False)
         target.utility = utility(target)
         return target
 
@@ -120,6 +122,19 @@ class Defense(Plugin, ABC):
     ) -> nn.Module:
         """An untrained module of the right shape, used to load saved weights."""
         return GNN(in_dim, out_dim, spec)
+
+
+def reported_config(defense: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A target's defense config as a report states it: fields its mode ignores are None.
+
+    Args:
+        defense: Registry name of the defense.
+        config: The full record the target carries (``TrainedTarget.defense_config``).
+    """
+    try:
+        return dict(registry.get(defense)(**config).config_record())
+    except (InvalidConfigError, TypeError):  # a record this version cannot rebuild
+        return dict(config)
 
 
 def resolve_device(device: str) -> torch.device:

@@ -172,8 +172,13 @@ def _build(kind: str, name: str, params: dict[str, dict[str, Any]]) -> tuple[Any
         a = build_attack(name, get_suite("standard"), params.get(name, {}))
         return a.get_config(), a.config_record()  # AttackReport.config
     if kind == "defense":
+        from graphleaks.defenses.base import reported_config
+
         d = defenses.get(name)(**defense_params(name, params, None, None))
-        return d.get_config(), d.config_record()  # TargetSummary.defense_config
+        # Defense.fit stores the full record on the target; the runner reports it through
+        # reported_config (TargetSummary.defense_config).
+        stored = d.config_record(unused_as_none=False)
+        return d.get_config(), reported_config(d.name, stored)
     spec = validate(ArchitectureSpec(**{"arch": name, **params.get(name, {})}))
     return spec, spec.to_dict()  # TargetSummary.architecture
 
