@@ -53,8 +53,10 @@ def audit(
     suite: Annotated[str, typer.Option(
         help="Budgets: quick, standard (about 30 s on Cora) or thorough.")] = "standard",
     param: Annotated[list[str] | None, typer.Option(
-        help="Attack parameter NAME.FIELD=VALUE, e.g. "
-             "confidence_mia.compat_duddu_label_indexing=true (repeatable).")] = None,
+        help="Parameter NAME.FIELD=VALUE of an attack (or, when training here, of the "
+             "defense or architecture), e.g. confidence_mia.compat_duddu_label_indexing=true "
+             "(repeatable). The value is parsed by the field's type; a bad owner, field or "
+             "value is exit 2.")] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset to train on (default: cora).")]
     = None,
     data_root: DataRoot = None,
