@@ -173,6 +173,11 @@ def audit(
     check_audit_options(n_bootstrap, query_graph)
     if config_file is None and bundle is not None:
         _refuse(ctx, BUNDLE_UNUSED, "--bundle", "the bundle is a target already trained")
+    if config_file is None:
+        _refuse(ctx, ("aux_frac",), "a model audit", "--aux-frac is the --embeddings audit's")
+        if not canary_audit:
+            _refuse(ctx, ("canaries", "canary_attack"), "an audit without --canary-audit",
+                    "it sets up a canary audit, and none is asked for")
     if config_file is not None:
         from graphleaks.audit.spec import load_spec, run_spec
 

@@ -172,3 +172,12 @@ def test_train_refuses_epochs_given_twice(edge_files, tmp_path):
                                  "--epochs", "3", "--param", "gcn.epochs=4"])
     assert r.exit_code == 2 and "give one of them" in r.output
     assert not (tmp_path / "b").exists()
+
+
+def test_canary_and_embedding_options_without_their_mode_exit_2(tmp_path):
+    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path / "o"), "--canaries", "50"])
+    assert r.exit_code == 2
+    assert "--canaries cannot be combined with an audit without --canary-audit" in r.output
+    r = CliRunner().invoke(app, ["audit", "--out", str(tmp_path / "o"), "--aux-frac", "0.5"])
+    assert r.exit_code == 2 and "--aux-frac" in r.output
+    assert not (tmp_path / "o").exists()
