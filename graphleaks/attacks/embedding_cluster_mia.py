@@ -159,6 +159,13 @@ class EmbeddingClusterMIA(Attack):
     )
     Config = EmbeddingClusterMIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """The oracle compat mode scores hard assignments (recorded None, refused if set)."""
+        if self.config.compat_duddu_oracle:
+            return {"compat_saturating_score": "compat_duddu_oracle scores hard cluster "
+                                               "assignments, not distances"}
+        return {}
+
     def make_challenge(self, target: TrainedTarget, *, seed: int) -> Challenge:
         """Balanced members vs non-members, plus ``n_known`` of each as hints.
 
