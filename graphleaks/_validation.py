@@ -1,6 +1,7 @@
 """One validator for every frozen config dataclass.
 
-Constraints are declared as field metadata, as scikit-learn declares
+Every field's value must match its declared type (:mod:`graphleaks._params`). Constraints
+are declared as field metadata, as scikit-learn declares
 ``_parameter_constraints``: ``{"range": (lo, hi), "closed": "both"|"left"|"right"|"neither"}``
 or ``{"choices": (...)}``. Every violation raises :class:`InvalidConfigError` with one template.
 """
@@ -48,12 +49,17 @@ def validate(config: Any, owner: str | None = None) -> Any:
     Raises:
         InvalidConfigError: If a field violates its declared constraint.
     """
+    from graphleaks._params import check_field_type, field_types
+
     owner = owner or type(config).__qualname__
+    types = field_types(type(config))
     for field in dataclasses.fields(config):
         value = getattr(config, field.name)
         meta = field.metadata
         if value is None and meta.get("optional", False):
             continue
+        # The declared type first: an int field refuses 1.5, a bool field refuses 'False'.
+        check_field_type(owner, field.name, value, types[field.name])
         if "range" in meta:
             _check_range(owner, field.name, value, dict(meta))
         if "choices" in meta and value not in meta["choices"]:

@@ -213,6 +213,23 @@ class AttributeInference(Attack):
                else Output.EMBEDDINGS)
         self.requires = frozenset({out})  # type: ignore[misc]
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the configured source does not read (recorded as None, refused if set)."""
+        cfg = self.config
+        walk = ("embedder", "dimensions", "walk_length", "walks_per_node", "window", "epochs",
+                "p", "q")
+        if cfg.source != "released_embeddings":
+            why = "source='target_embeddings' reads the target's own embeddings; no walk "
+            return {f: why + "embedding is trained" for f in walk}
+        out = {"layer": "layer is read only with source='target_embeddings'"}
+        if self.released is not None:
+            out.update({f: "released embeddings were supplied, so none are trained"
+                        for f in walk})
+        elif cfg.embedder == "deepwalk":
+            out.update({f: "DeepWalk walks uniformly; p and q steer node2vec's walks"
+                        for f in ("p", "q")})
+        return out
+
     def challenge_spec(self) -> AttributeSpec:
         """Known nodes with their attribute as hints; all other nodes as candidates.
 

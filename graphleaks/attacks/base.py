@@ -20,8 +20,9 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
+from graphleaks._plugin import EmptyConfig as _PluginEmptyConfig
+from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
-from graphleaks._validation import replace_config, validate
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
@@ -568,14 +569,15 @@ class AttackResult:
 
 registry: Registry[type[Attack]] = Registry("attack")
 
-
-@dataclasses.dataclass(frozen=True)
-class EmptyConfig:
-    """An attack without parameters."""
+#: Kept importable from here; the one definition lives in :mod:`graphleaks._plugin`.
+EmptyConfig = _PluginEmptyConfig
 
 
-class Attack(ABC):
+class Attack(Plugin, ABC):
     """Base class of every attack: a subclass implements ``_score`` only.
+
+    Registration, ``Config``, keyword overrides, validation and the report's config record
+    come from :class:`graphleaks._plugin.Plugin`, shared with defenses.
 
     Attributes:
         name: Registry name (equals the module stem).
@@ -585,25 +587,10 @@ class Attack(ABC):
         Config: Frozen dataclass of parameters, constraints in field metadata.
     """
 
-    name: ClassVar[str]
+    _registry = registry
     task: ClassVar[Task]
     requires: ClassVar[frozenset[Output]] = frozenset()
     threat_model: ClassVar[ThreatModel] = ThreatModel()
-    Config: ClassVar[type[Any]] = EmptyConfig
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            registry.register(cls.name, cls)
-
-    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
-        self.config = config if config is not None else self.Config()
-        if overrides:
-            self.config = replace_config(self.config, overrides, type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config!r})"
-
     def needs(self) -> frozenset[Capability]:
         """What this attack, as configured, needs from a target (see :mod:`.capabilities`).
 
@@ -613,13 +600,6 @@ class Attack(ABC):
         from graphleaks.attacks.capabilities import derived_needs
 
         return derived_needs(self.requires, self.threat_model)
-
-    def compat_flags(self) -> tuple[str, ...]:
-        """Names of the config's ``compat_*`` flags that are on."""
-        return tuple(
-            f.name for f in dataclasses.fields(self.config)
-            if f.name.startswith("compat_") and getattr(self.config, f.name)
-        )
 
     def score(self, target: TargetView, challenge: Challenge, *, seed: int) -> AttackScores:
         """Validate, check capabilities and score the candidates of a truth-free challenge.
@@ -632,7 +612,7 @@ class Attack(ABC):
             CapabilityError: If the view does not grant what the attack requires.
             RuntimeError: If the scores do not match the candidates or are not finite.
         """
-        validate(self.config, type(self).__name__)
+        self.validate()
         if challenge.task != self.task:
             raise InvalidConfigError(f"{self.name} solves {self.task.value}, not "
                                      f"{challenge.task.value}")

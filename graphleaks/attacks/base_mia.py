@@ -79,6 +79,13 @@ class BASEMIA(Attack):
     threat_model = LiRAMIA.threat_model
     Config = BASEMIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """``offline_scale`` is read only offline (recorded None, refused if set)."""
+        if self.config.variant == "online":
+            return {"offline_scale": "the online variant scales by 1; offline_scale is the "
+                                     "offline variant's"}
+        return {}
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         online = cfg.variant == "online"

@@ -11,7 +11,8 @@ from the target's, and the target's architecture (for the shadow calibration onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ from graphleaks.attacks.base import (
     ThreatModel,
 )
 from graphleaks.attacks.capabilities import Capability
+from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.binary import best_balanced_accuracy
 from graphleaks.seeding import Rngs
 
@@ -47,9 +49,20 @@ class ConfidenceMIAConfig:
             scores, p₀ repeated C−1 times and p₁ once, whatever its label.
     """
 
-    score: str = field(default="true_class", metadata={"choices": ("true_class", "max")})
-    threshold: str = field(default="shadow", metadata={"choices": ("shadow", "median", "none")})
+    score: Literal["true_class", "max"] = field(
+        default="true_class", metadata={"choices": ("true_class", "max")})
+    threshold: Literal["shadow", "median", "none"] = field(
+        default="shadow", metadata={"choices": ("shadow", "median", "none")})
     compat_duddu_label_indexing: bool = False
+
+    def check(self) -> None:
+        """Cross-field rule: the compat mode scores without the label, so ``score='max'``
+        (a choice about the label) would be silently ignored there."""
+        if self.compat_duddu_label_indexing and self.score != "true_class":
+            raise InvalidConfigError(
+                "The score parameter of ConfidenceMIA has no effect with "
+                "compat_duddu_label_indexing=true (the bug mode ignores labels). Got "
+                f"{self.score!r}; drop one of the two.")
 
 
 def confidence_scores(posteriors: torch.Tensor, labels: torch.Tensor | None) -> np.ndarray:
@@ -93,6 +106,12 @@ class ConfidenceMIA(Attack):
                       Capability.FEATURES}
         return frozenset(needs)
 
+    def get_config(self) -> ConfidenceMIAConfig:
+        """The config as it runs: the compat mode calibrates no threshold (``'none'``)."""
+        if self.config.compat_duddu_label_indexing:
+            return replace(self.config, threshold="none")
+        return self.config
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         nodes = challenge.candidates
@@ -105,7 +124,8 @@ class ConfidenceMIA(Attack):
             scores = np.hstack([p1, np.repeat(p0, c - 1, axis=1)])
             return AttackScores(scores.reshape(-1).astype(np.float64), repeat=c,
                                 notes=("compat: GraphLeaks one-hot indexing bug reproduced; "
-                                       "scores ignore the true label",))
+                                       "scores ignore the true label; no threshold is "
+                                       "calibrated (recorded as threshold='none')",))
         labels = target.true_labels(nodes) if cfg.score == "true_class" else None
         scores = confidence_scores(post, labels)
         threshold = None

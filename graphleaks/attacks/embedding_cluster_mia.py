@@ -158,6 +158,13 @@ class EmbeddingClusterMIA(Attack):
     )
     Config = EmbeddingClusterMIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """The oracle compat mode scores hard assignments (recorded None, refused if set)."""
+        if self.config.compat_duddu_oracle:
+            return {"compat_saturating_score": "compat_duddu_oracle scores hard cluster "
+                                               "assignments, not distances"}
+        return {}
+
     def challenge_spec(self) -> MembershipSpec:
         """Balanced members vs non-members, plus ``n_known`` of each as hints.
 

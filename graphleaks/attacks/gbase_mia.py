@@ -152,6 +152,16 @@ class GBASEMIA(Attack):
                                        outputs=frozenset({Output.FEATURE_QUERIES}))
     Config = GBASEMIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the variant and sampling do not read (recorded None, refused if set)."""
+        out: dict[str, str] = {}
+        if self.config.variant == "online":
+            out["offline_scale"] = ("the online variant scales by 1; offline_scale is the "
+                                    "offline variant's")
+        if self.config.sampling != "random":
+            out["frac"] = "frac is the inclusion probability of sampling='random' only"
+        return out
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         online = cfg.variant == "online"

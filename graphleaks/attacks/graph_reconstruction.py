@@ -115,6 +115,13 @@ class GraphReconstruction(Attack):
                                graph_knowledge="partial", feature_knowledge=True)
     Config = GraphReconstructionConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """``layer`` is read only in ``mode='embeddings'`` (recorded None, refused if set)."""
+        if self.config.mode != "embeddings":
+            return {"layer": f"layer picks the released embeddings of mode='embeddings'; "
+                             f"mode={self.config.mode!r} is set"}
+        return {}
+
     def challenge_spec(self) -> KnownEdgesSpec:
         """Known edges (hint ``known_edges``) vs the unknown edges + as many non-edges."""
         cfg = self.config

@@ -461,7 +461,7 @@ def score_labelled(
         attack=attack.name, task=attack.task, scores=np.asarray(out.values),
         labels=np.repeat(challenge.truth, out.repeat), candidates=np.asarray(ch.candidates),
         threshold=out.threshold, threat_model=view.threat_model,
-        config=dataclasses.asdict(attack.config), seed=seed, runtime_s=runtime,
+        config=attack.config_record(), seed=seed, runtime_s=runtime,
         query_graph=view.view, compat_flags=attack.compat_flags(), notes=ch.notes + out.notes,
         train_labels=ch.hints.get("train_labels"),
     )

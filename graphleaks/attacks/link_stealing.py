@@ -295,6 +295,22 @@ class LinkStealingAttack(Attack):
             # The recorded threat model is the chosen attack's, not the class-level union.
             self.threat_model = threat_model_for(k)  # type: ignore[misc]
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the chosen attack 0..7 does not read (recorded as None, refused if set)."""
+        k = self.config.attack
+        out: dict[str, str] = {}
+        if k not in (0, 2):
+            out["distance"] = f"attack {k} is supervised; distance scores only attacks 0 and 2"
+        if k != 2:
+            out["family"] = f"family selects attack 2's score; attack {k} is chosen"
+        if k not in USES_PARTIAL:
+            out["train_ratio"] = (f"attack {k} knows no pairs of the target graph; only "
+                                  "attacks 3, 4, 6 and 7 train on them")
+        if k in (0, 2):
+            for f in ("epochs", "batch_size", "lr", "compat_scaler_on_test"):
+                out[f] = f"attack {k} is unsupervised and trains no MLP"
+        return out
+
     def challenge_spec(self) -> HeldOutPairsSpec:
         """He et al.'s pairs: evaluated tail, known head as hints (attacks 3/4/6/7 only)."""
         cfg = self.config

@@ -138,6 +138,17 @@ class LinkTeller(Attack):
                                feature_knowledge=True)
     Config = LinkTellerConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """Degree bounds the chosen sample_type does not read (recorded None, refused if set)."""
+        t = self.config.sample_type
+        out: dict[str, str] = {}
+        if t != "low_degree":
+            out["degree_low"] = f"degree_low bounds only sample_type='low_degree'; {t!r} is set"
+        if t != "high_degree":
+            out["degree_high"] = (f"degree_high bounds only sample_type='high_degree'; {t!r} "
+                                  "is set")
+        return out
+
     def check_scale(self, num_nodes: int, num_edges: int) -> None:
         """Refuse, before any work, a challenge larger than ``max_pairs``."""
         cfg = validate(self.config, type(self).__name__)

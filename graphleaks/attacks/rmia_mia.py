@@ -104,6 +104,13 @@ class RMIAMIA(Attack):
     threat_model = LiRAMIA.threat_model
     Config = RMIAMIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """``offline_a`` is read only offline (recorded None, refused if set)."""
+        if self.config.variant == "online":
+            return {"offline_a": "the online variant has IN references; offline_a corrects "
+                                 "the offline variant's OUT-only marginal"}
+        return {}
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         online = cfg.variant == "online"

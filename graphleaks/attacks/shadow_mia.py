@@ -22,7 +22,7 @@ the target's architecture. Query labels are not needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ from graphleaks.attacks.base import (
     Task,
     ThreatModel,
 )
+from graphleaks.errors import InvalidConfigError
 from graphleaks.seeding import Rngs, derive_seed
 
 
@@ -68,6 +69,19 @@ class ShadowMIAConfig:
     top_k: int = field(default=0, metadata={"range": (0, 10_000)})
     balanced: bool = True
     compat_duddu_protocol: bool = False
+
+    def check(self) -> None:
+        """Cross-field rules: refuse a setting the chosen mode would silently ignore."""
+        if self.posterior == "raw" and self.top_k:
+            raise InvalidConfigError(
+                "The top_k parameter of ShadowMIA has no effect with posterior='raw' (only "
+                f"sorted posteriors are cut). Got {self.top_k!r}; drop one of the two.")
+        if self.compat_duddu_protocol and (self.top_k or self.classifier != "mlp"
+                                           or self.posterior == "log_sorted"):
+            raise InvalidConfigError(
+                "ShadowMIA with compat_duddu_protocol=true uses raw posteriors, all of them, "
+                "and the original MLP; posterior='log_sorted', top_k and classifier have no "
+                "effect there. Drop them or the compat flag.")
 
 
 def _make_classifier(kind: str, seed: int) -> Any:
@@ -112,6 +126,12 @@ class ShadowMIA(Attack):
         shadow_data="disjoint_subgraph", architecture_knowledge=True,
     )
     Config = ShadowMIAConfig
+
+    def get_config(self) -> ShadowMIAConfig:
+        """The config as it runs: the compat protocol's raw, unbalanced posteriors."""
+        if self.config.compat_duddu_protocol:
+            return replace(self.config, posterior="raw", top_k=0, balanced=False)
+        return self.config
 
     def _features(self, post: torch.Tensor) -> np.ndarray:
         cfg = self.config

@@ -108,6 +108,17 @@ class TIA(Attack):
     )
     Config = TIAConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the chosen variant does not read (recorded as None, refused if set)."""
+        v = self.config.variant
+        out: dict[str, str] = {}
+        if v != "metric":
+            out["distance"] = f"distance scores only variant='metric'; variant={v!r} is chosen"
+        if v != "influence":
+            out["influence"] = (f"influence (Δ) perturbs only variant='influence'; "
+                                f"variant={v!r} is chosen")
+        return out
+
     def challenge_spec(self) -> SubgraphPairsSpec:
         """All pairs inside each of ``n_subgraphs`` BFS subgraphs of the private graph."""
         cfg = self.config

@@ -30,7 +30,7 @@ from graphleaks.audit.suite import (
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit, SplitConfig
-from graphleaks.defenses import registry as defense_registry
+from graphleaks.defenses.base import reported_config
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
@@ -69,8 +69,11 @@ def train_target(
         device: Torch device for training (the target is returned on the CPU).
         seed: Root seed: the split and training derive their seeds from it.
     """
+    from graphleaks._params import build_plugin
+
     spec = spec or ArchitectureSpec(arch=arch)
-    defense_obj = defense_registry.get(defense)(**(defense_params or {}))
+    # The same resolution as the CLI and the spec: typed fields, any accepted spelling.
+    defense_obj = build_plugin("defense", defense, defense_params)
     # Refuse an impossible size before drawing or training anything.
     defense_obj.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
     msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
@@ -342,7 +345,8 @@ def audit_with_scores(
     g = target.graph
     summary = TargetSummary(
         architecture=target.spec.to_dict(), defense=target.defense,
-        defense_config=target.defense_config, dataset=target.dataset.to_dict(),
+        defense_config=reported_config(target.defense, target.defense_config),
+        dataset=target.dataset.to_dict(),
         fingerprint=fingerprint(g), num_nodes=int(g.num_nodes),
         num_edges=int(g.edge_index.size(1)), protocol=target.split.kind,
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},

@@ -259,6 +259,12 @@ def _wrap(where: str, exc: Exception) -> InvalidConfigError:
 
 def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     """Validate a ``[target]`` table."""
+    from graphleaks._params import (
+        architecture_owner,
+        check_used,
+        defense_owner,
+        resolve_fields,
+    )
     from graphleaks._validation import validate
     from graphleaks.data.datasets import datasets
     from graphleaks.defenses import registry as defenses
@@ -277,14 +283,19 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
         raise _wrap(f"{where}.defense", exc) from None
     dparams = _table(t.get("defense_params", {}), f"{where}.defense_params")
     try:
-        validate(defense_cls(**dparams).config, defense_cls.__name__)
+        # TOML values arrive typed: checked against the fields' declared types, not parsed.
+        dparams = resolve_fields(defense_owner(defense_cls.name), dparams, text=False)
+        dobj = defense_cls(**dparams)
+        validate(dobj.config, defense_cls.__name__)
+        check_used(dobj, dparams)
     except (TypeError, ValueError) as exc:
         raise _wrap(f"{where}.defense_params", exc) from None
     arch = _typed(t, "arch", str, where, "gcn")
     archp = _table(t.get("architecture", {}), f"{where}.architecture")
-    if "hidden" in archp and isinstance(archp["hidden"], list):
-        archp["hidden"] = tuple(archp["hidden"])
     try:
+        arch = architecture_owner(str(archp.get("arch", arch))).name
+        archp = resolve_fields(architecture_owner(arch), archp, text=False)
+        archp.pop("arch", None)
         validate(ArchitectureSpec(**{"arch": arch, **archp}))
     except (TypeError, ValueError) as exc:
         raise _wrap(f"{where}.architecture", exc) from None
@@ -311,6 +322,7 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
 def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
     """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
+    from graphleaks._params import Owner, check_used, resolve_fields
     from graphleaks._validation import validate
     from graphleaks.attacks import registry as attacks
 
@@ -326,9 +338,15 @@ def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]
             raise _wrap(f"{where}.{name}", exc) from None
         p = _table(params, f"{where}.{name}")
         try:
-            validate(cls(**p).config, cls.__name__)
+            p = resolve_fields(Owner(cls.name, "attack", cls.Config), p, text=False)
+            attack = cls(**p)
+            validate(attack.config, cls.__name__)
+            check_used(attack, p)
         except (TypeError, ValueError) as exc:
             raise _wrap(f"{where}.{name}", exc) from None
+        if cls.name in out:
+            raise InvalidConfigError(f"{where}.{name}: {cls.name} is given twice under "
+                                     "different spellings; give it once")
         out[cls.name] = p
     return out
 
@@ -478,20 +496,42 @@ def build_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> Any:
                         seed=seed)
 
 
-def run_spec(spec: AuditSpec, *, device: str = "cpu") -> Any:
+def run_spec(spec: AuditSpec, *, device: str = "cpu",
+             overrides: Mapping[str, Any] | None = None) -> Any:
     """Run the audit a spec describes and return its :class:`~graphleaks.audit.AuditReport`.
 
     The report's ``config`` records the resolved spec and its hash (``spec_hash``).
+
+    Args:
+        spec: A validated spec.
+        device: Torch device for training.
+        overrides: ``seed``, ``n_bootstrap`` and/or ``query_graph`` replacing the spec's
+            ``[audit]`` values (the CLI's flags). They are applied, and recorded in the
+            report's ``config.overrides`` beside the spec they replaced.
+
+    Raises:
+        InvalidConfigError: For an override the spec has no field for.
     """
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.runner import run_audit
 
+    over = dict(overrides or {})
+    unknown = sorted(set(over) - {"seed", "n_bootstrap", "query_graph"})
+    if unknown:
+        raise InvalidConfigError(f"run_spec: {unknown[0]!r} cannot override a spec; "
+                                 "overridable: seed, n_bootstrap, query_graph")
+    declared = spec
+    spec = dataclasses.replace(spec, **over)
     target = build_target(spec.resolved_target(), seed=spec.seed, device=device)
     attack_objs = [attacks.get(n)(**p) for n, p in spec.attacks.items()]
     config = {"bundle": spec.target.bundle, "attacks": list(spec.attacks),
-              "params": {n: p for n, p in spec.attacks.items() if p},
+              "params": {a.name: {f: a.config_record()[f] for f in spec.attacks[a.name]}
+                         for a in attack_objs if spec.attacks[a.name]},
               "query_graph": spec.query_graph, "n_bootstrap": spec.n_bootstrap,
-              "spec": spec.to_dict(), "spec_hash": spec.hash()}
+              "seed": spec.seed,
+              "overrides": {k: {"spec": getattr(declared, k), "used": v}
+                            for k, v in over.items()},
+              "spec": declared.to_dict(), "spec_hash": declared.hash()}
     return run_audit(target, attack_objs, seed=spec.seed, n_bootstrap=spec.n_bootstrap,
                      view=spec.query_graph, config=config, defense_aware=spec.defense_aware,
                      compare_unit=spec.compare_unit)

@@ -99,9 +99,21 @@ def applicable_attacks(exposed: frozenset[Output] = ALL_OUTPUTS) -> list[str]:
 
 
 def build_attack(name: str, suite: Suite, params: Mapping[str, Any] | None = None) -> Attack:
-    """Attack ``name`` with the suite's budgets, then the user's ``params`` on top."""
+    """Attack ``name`` with the suite's budgets, then the user's ``params`` on top.
+
+    ``params`` are typed values (from the resolver, TOML or Python); they are type-checked
+    against the config's declared field types here, so every edge builds attacks alike.
+
+    Raises:
+        InvalidConfigError: For an unknown attack, field or a value of the wrong type.
+    """
+    from graphleaks._params import Owner, check_used, resolve_fields
     from graphleaks.attacks import registry
 
     cls = registry.get(name)
     fields = {f.name for f in dataclasses.fields(cls.Config)}
-    return cls(**{**suite.config_for(cls.name, fields), **dict(params or {})})
+    typed = resolve_fields(Owner(cls.name, "attack", cls.Config), dict(params or {}),
+                           text=False)
+    attack = cls(**{**suite.config_for(cls.name, fields), **typed})
+    check_used(attack, typed)  # a user's field the mode ignores; the suite's may be unused
+    return attack

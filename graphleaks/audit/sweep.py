@@ -88,6 +88,7 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
     Raises:
         InvalidConfigError: Naming the offending field.
     """
+    from graphleaks._params import check_used, defense_owner, resolve_fields
     from graphleaks.defenses import registry as defenses
 
     raw = dict(raw)
@@ -118,7 +119,22 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
             name = defenses.get(key).name
         except InvalidConfigError as exc:
             raise InvalidConfigError(f"sweep.defense_params.{key}: {exc}") from None
-        dparams[name] = _table(params, f"sweep.defense_params.{key}")
+        where = f"sweep.defense_params.{key}"
+        if name not in resolved:
+            raise InvalidConfigError(f"{where}: {name!r} is not in sweep.defenses "
+                                     f"({', '.join(resolved)}), so these parameters would "
+                                     "be unused; add it there or drop the table")
+        if name in dparams:
+            raise InvalidConfigError(f"{where}: {name} is given twice under different "
+                                     "spellings; give it once")
+        try:
+            typed = resolve_fields(defense_owner(name), _table(params, where), text=False)
+        except InvalidConfigError as exc:
+            raise InvalidConfigError(f"{where}: {exc}") from None
+        if "epsilon" in typed and eps and _takes_epsilon(name):
+            raise InvalidConfigError(f"{where}.epsilon: ε is swept by sweep.epsilons, which "
+                                     "would replace it; drop one of the two")
+        dparams[name] = typed
     for name in resolved:
         takes_eps = _takes_epsilon(name)
         if takes_eps and not eps:
@@ -129,7 +145,9 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
                 from graphleaks._validation import validate
 
                 cls = defenses.get(name)
-                validate(cls(**params).config, cls.__name__)
+                dobj = cls(**params)
+                validate(dobj.config, cls.__name__)
+                check_used(dobj, params)
             except (TypeError, ValueError) as exc:
                 raise InvalidConfigError(f"sweep.defense_params.{name}: {exc}") from None
     return SweepSpec(audit=base, defenses=tuple(dict.fromkeys(resolved)),

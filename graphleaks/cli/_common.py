@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -54,31 +55,48 @@ def load_graph(
     return ref.load(data_root=data_root), ref
 
 
-def parse_params(items: list[str] | None) -> dict[str, dict[str, Any]]:
-    """Parse ``NAME.FIELD=VALUE`` options into ``{NAME: {FIELD: value}}``.
+def parse_params(items: list[str] | None) -> dict[str, dict[str, str]]:
+    """Split ``NAME.FIELD=VALUE`` options into ``{NAME: {FIELD: text}}``.
 
-    Values are read as JSON when possible (``true``, ``3``, ``0.5``), else kept as strings.
+    Nothing is parsed here: :func:`resolve_cli_params` parses each text by the declared type
+    of the field it sets, once the plug-ins in use are known.
     """
-    import json
+    from graphleaks._params import parse_param_items
 
-    out: dict[str, dict[str, Any]] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        owner, dot, fld = key.partition(".")
-        if not sep or not dot or not owner or not fld:
-            raise InvalidConfigError(f"--param {item!r} must look like NAME.FIELD=VALUE")
-        try:
-            value: Any = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out.setdefault(owner.strip(), {})[fld.strip()] = value
-    return out
+    return parse_param_items(items)
+
+
+def resolve_cli_params(
+    items: list[str] | None, *, attacks: Sequence[str] = (), defense: str | None = None,
+    arch: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """``--param`` options resolved against the plug-ins in use: canonical owner names and
+    values of the declared field types.
+
+    Raises:
+        InvalidConfigError: For an unknown or ambiguous owner, an unknown field or a value
+            its field does not accept (one line naming the parameter and what it accepts).
+    """
+    from graphleaks._params import (
+        architecture_owner,
+        attack_owners,
+        defense_owner,
+        resolve_params,
+    )
+
+    owners = attack_owners(attacks)
+    if defense is not None:
+        owners.append(defense_owner(defense))
+    if arch is not None:
+        owners.append(architecture_owner(arch))
+    return resolve_params(parse_params(items), owners, text=True, source="--param ")
 
 
 def defense_params(
     defense: str, params: dict[str, dict[str, Any]], epsilon: float | None, delta: float | None
 ) -> dict[str, Any]:
-    """The defense's config overrides: ``--param DEFENSE.FIELD=...`` plus --epsilon/--delta.
+    """The defense's config overrides: resolved ``--param DEFENSE.FIELD=...`` plus
+    --epsilon/--delta.
 
     Raises:
         InvalidConfigError: If --epsilon/--delta is given for a defense without that parameter.
@@ -94,7 +112,11 @@ def defense_params(
         if value is None:
             continue
         if name not in fields:
-            raise InvalidConfigError(f"defense {cls.name!r} takes no --{name}")
+            raise InvalidConfigError(f"defense {cls.name!r} takes no --{name}; it has no "
+                                     f"{name} parameter")
+        if name in out and out[name] != value:
+            raise InvalidConfigError(f"--{name} and --param {cls.name}.{name} disagree; give "
+                                     "one of them")
         out[name] = value
     return out
 
@@ -102,18 +124,17 @@ def defense_params(
 def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) -> None:
     """Refuse ``--param OWNER.FIELD=...`` whose owner is not an attack/defense/arch in use.
 
+    Kept for callers of the old API; :func:`resolve_cli_params` does this and more.
+
     Raises:
         InvalidConfigError: Naming the unknown owner and the valid ones.
     """
-    from graphleaks._registry import normalize_name
+    from graphleaks._params import Owner, resolve_owner
+    from graphleaks.attacks.base import EmptyConfig
 
-    valid = {normalize_name(a) for a in allowed}
+    pool = [Owner(a, "plug-in", EmptyConfig) for a in allowed]
     for owner in params:
-        if normalize_name(owner) not in valid:
-            raise InvalidConfigError(
-                f"--param {owner}.…: {owner!r} is not in use here; parameters can be set for: "
-                f"{', '.join(sorted(set(allowed)))}"
-            )
+        resolve_owner(owner, pool, source="--param ")
 
 
 def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:

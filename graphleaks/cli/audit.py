@@ -12,10 +12,9 @@ from graphleaks.cli._common import (
     Seed,
     Verbose,
     check_audit_options,
-    check_param_owners,
     defense_params,
     load_graph,
-    parse_params,
+    resolve_cli_params,
     setup_logging,
 )
 
@@ -23,7 +22,24 @@ if TYPE_CHECKING:
     from graphleaks.audit.report import AuditReport
 
 
+#: Options a ``--config`` spec replaces: given with it, they are refused (never ignored).
+SPEC_OWNED = ("bundle", "attack", "suite", "param", "dataset", "data_root", "edges", "features",
+              "labels", "arch", "defense", "epsilon", "delta", "defense_unaware",
+              "compare_unit", "canary_audit", "canaries", "canary_attack", "sweep_results",
+              "aux_frac")
+#: Options that describe a target trained here: a ``--bundle`` brings its own.
+BUNDLE_UNUSED = ("arch", "defense", "epsilon", "delta", "device")
+#: Options an ``--embeddings`` audit has no use for.
+EMBEDDING_UNUSED = ("bundle", "attack", "suite", "param", "dataset", "data_root", "features",
+                    "labels", "arch", "defense", "query_graph", "epsilon", "delta",
+                    "defense_unaware", "compare_unit", "canary_audit", "canaries",
+                    "canary_attack", "config_file", "sweep_results", "mlflow", "device")
+#: Options that override the spec's ``[audit]`` table, recorded in the report as overrides.
+SPEC_OVERRIDES = ("seed", "n_bootstrap", "query_graph")
+
+
 def audit(
+    ctx: typer.Context,
     bundle: Annotated[Path | None, typer.Option(
         help="Model bundle to audit (from graphleaks train). Without it a target is trained.")]
     = None,
@@ -37,8 +53,10 @@ def audit(
     suite: Annotated[str, typer.Option(
         help="Budgets: quick, standard (about 30 s on Cora) or thorough.")] = "standard",
     param: Annotated[list[str] | None, typer.Option(
-        help="Attack parameter NAME.FIELD=VALUE, e.g. "
-             "confidence_mia.compat_duddu_label_indexing=true (repeatable).")] = None,
+        help="Parameter NAME.FIELD=VALUE of an attack (or, when training here, of the "
+             "defense or architecture), e.g. confidence_mia.compat_duddu_label_indexing=true "
+             "(repeatable). The value is parsed by the field's type; a bad owner, field or "
+             "value is exit 2.")] = None,
     dataset: Annotated[str | None, typer.Option(help="Dataset to train on (default: cora).")]
     = None,
     data_root: DataRoot = None,
@@ -80,8 +98,10 @@ def audit(
         help="With --embeddings: fraction of nodes whose attribute the adversary knows.")]
     = 0.3,
     config_file: Annotated[Path | None, typer.Option(
-        "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate); other "
-                         "target and attack options are then ignored.")] = None,
+        "--config", help="TOML audit spec (target, attacks, seeds, metrics, gate). Target "
+                         "and attack options are then refused; --seed, --n-bootstrap and "
+                         "--query-graph override the spec and are recorded as overrides.")]
+    = None,
     defense_unaware: Annotated[bool, typer.Option(
         "--defense-unaware", help="Train shadow/reference/calibration models as plain GNNs on "
                                   "clean data instead of through the target's defense "
@@ -204,6 +224,9 @@ def audit(
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError
 
+        _refuse(ctx, EMBEDDING_UNUSED, "--embeddings", "it audits a published embedding "
+                                                       "file and trains no model")
+
         check_output_dir(out, EMBEDDING_REPORT)  # before any work
         check_audit_options(n_bootstrap, query_graph)
         if embeddings is None or attributes is None:
@@ -213,18 +236,39 @@ def audit(
         return
     check_output_dir(out, REPORT)  # an unusable --out fails before any training or audit
     check_audit_options(n_bootstrap, query_graph)
+    if config_file is None and bundle is not None:
+        _refuse(ctx, BUNDLE_UNUSED, "--bundle", "the bundle is a target already trained")
+    if config_file is None:
+        _refuse(ctx, ("aux_frac",), "a model audit", "--aux-frac is the --embeddings audit's")
+        if not canary_audit:
+            _refuse(ctx, ("canaries", "canary_attack"), "an audit without --canary-audit",
+                    "it sets up a canary audit, and none is asked for")
     if config_file is not None:
         from graphleaks.audit.spec import load_spec, run_spec
 
+        given = _given(ctx)
+        _refuse(ctx, SPEC_OWNED, "--config", "the spec sets the target and the attacks (set "
+                                             "it there)")
+        overrides = {n: ctx.params[n] for n in SPEC_OVERRIDES if n in given}
+        spec = load_spec(config_file)  # a bad spec fails before any work
         with progress_display(bars):
-            report = run_spec(load_spec(config_file), device=device)
+            report = run_spec(spec, device=device, overrides=overrides)
         json_path, md_path = write_report(report, out, html=True)
         if tracker is not None:
             tracker.log_audit(report.to_dict(), out)
         _print_summary(report, json_path, md_path, json_out, quiet)
         return
-    params = parse_params(param)
     from graphleaks.audit.suite import applicable_attacks
+
+    names = [attacks.get(n).name for n in attack] if attack else None
+    if bundle is None:
+        from graphleaks._params import architecture_owner
+
+        arch = architecture_owner(arch).name
+    # One resolution of every --param: canonical owner, declared field types (exit 2 else).
+    params = resolve_cli_params(param, attacks=names or applicable_attacks(),
+                                defense=None if bundle else defense,
+                                arch=None if bundle else arch)
 
     canary_cfgs: list[Any] = []
     if canary_audit:
@@ -236,9 +280,6 @@ def audit(
         canary_cfgs = _canary_configs(canary_audit, canaries=canaries, attack=canary_attack,
                                       defense=defense,
                                       params=defense_params(defense, params, epsilon, delta))
-    names = [attacks.get(n).name for n in attack] if attack else None
-    check_param_owners(params, (names or applicable_attacks())
-                       + ([] if bundle else [defense, arch]))
     attack_objs = ([build_attack(n, the_suite, params.get(n, {})) for n in names]
                    if names else None)
     if attack_objs is None and params:
@@ -246,11 +287,13 @@ def audit(
         attack_objs = [build_attack(n, the_suite, params.get(n, {}))
                        for n in applicable_attacks()]
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
+        from graphleaks._params import check_used
         from graphleaks._validation import validate
         from graphleaks.defenses import registry as defenses
 
         defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
         validate(defense_obj.config, type(defense_obj).__name__)
+        check_used(defense_obj, defense_params(defense, params, epsilon, delta))
     with progress_display(bars):
         if bundle is not None:
             graph = None
@@ -262,14 +305,16 @@ def audit(
             graph, ds = load_graph(dataset, data_root, edges, features, labels)
             for a in (attack_objs or []) if names else []:  # an impossible size, before training
                 a.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
-            target = train_target(graph, spec=ArchitectureSpec(arch=arch), defense=defense,
+            arch_spec = ArchitectureSpec(**{"arch": arch, **params.get(arch, {})})
+            target = train_target(graph, spec=arch_spec, defense=defense,
                                   defense_params=defense_params(defense, params, epsilon,
                                                                delta),
                                   dataset=ds, device=device, seed=seed)
         config = {**({"sweep_rows": sweep_rows} if sweep_rows else {}),
                   "bundle": str(bundle) if bundle else None,
                   "attacks": names or "all applicable", "suite": the_suite.name,
-                  "params": params, "query_graph": query_graph, "n_bootstrap": n_bootstrap,
+                  "params": _params_used(params, attack_objs, target, arch),
+                  "query_graph": query_graph, "n_bootstrap": n_bootstrap,
                   "defense_aware": not defense_unaware, "compare_unit": compare_unit}
         run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                                 view=query_graph, config=config, suite=the_suite,
@@ -286,6 +331,50 @@ def audit(
     _print_summary(report, json_path, md_path, json_out, quiet)
     if any(a["violation"] for a in report.canary_audits):
         raise typer.Exit(3)
+
+
+def _given(ctx: typer.Context) -> set[str]:
+    """Names of the options given on the command line (not defaults, not the environment)."""
+    # Compared by name: typer ships click under a private module path.
+    return {name for name in ctx.params
+            if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"}
+
+
+def _refuse(ctx: typer.Context, unused: tuple[str, ...], mode: str, why: str) -> None:
+    """Exit 2 on the first option in ``unused`` given on the command line: a flag the mode
+    cannot use is refused, never dropped without a word.
+
+    Raises:
+        InvalidConfigError: Naming the flag and why this mode cannot use it.
+    """
+    from graphleaks.errors import InvalidConfigError
+
+    given = _given(ctx)
+    for name in unused:
+        if name in given:
+            flag = "--config" if name == "config_file" else "--" + name.replace("_", "-")
+            raise InvalidConfigError(f"{flag} cannot be combined with {mode}: {why}; drop "
+                                     f"{flag}")
+
+
+def _params_used(params: dict[str, dict[str, Any]], attack_objs: list[Any] | None,
+                 target: Any, arch: str) -> dict[str, dict[str, Any]]:
+    """The ``--param`` fields as the plug-ins used them, read back from their configs.
+
+    The report records what ran, never the text that was typed: each value is taken from
+    the resolved config of the attack, the defense or the architecture that used it.
+    """
+    from graphleaks._params import config_record
+
+    used: dict[str, dict[str, Any]] = {}
+    records = {a.name: a.config_record() for a in attack_objs or []}
+    if target.defense is not None:
+        records.setdefault(target.defense, dict(target.defense_config or {}))
+    records.setdefault(arch, config_record(target.spec))
+    for owner, fields in params.items():
+        record = records.get(owner, {})
+        used[owner] = {f: record[f] for f in fields if f in record}
+    return used
 
 
 def _canary_configs(units: list[str], *, canaries: int, attack: str, defense: str,

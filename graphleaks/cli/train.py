@@ -12,15 +12,15 @@ from graphleaks.cli._common import (
     DataRoot,
     Seed,
     Verbose,
-    check_param_owners,
     defense_params,
     load_graph,
-    parse_params,
+    resolve_cli_params,
     setup_logging,
 )
 
 
 def train(
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", "-o", help="Bundle directory to write.")],
     dataset: Annotated[str | None, typer.Option(help="Dataset name (default: cora).")] = None,
     data_root: DataRoot = None,
@@ -59,15 +59,26 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
-    params = parse_params(param)
-    check_param_owners(params, [arch, defense])
-    spec = ArchitectureSpec.from_dict({"arch": arch, "epochs": epochs, **params.pop(arch, {})})
+    from graphleaks._params import architecture_owner, check_used
+
+    arch = architecture_owner(arch).name
+    # One resolution: canonical owners, values of the fields' declared types.
+    params = resolve_cli_params(param, defense=defense, arch=arch)
+    if "epochs" in params.get(arch, {}) and getattr(
+            ctx.get_parameter_source("epochs"), "name", None) == "COMMANDLINE":
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError(f"--epochs and --param {arch}.epochs both set the epochs; "
+                                 "give one of them")
+    spec = validate(ArchitectureSpec(**{"arch": arch, "epochs": epochs,
+                                        **params.pop(arch, {})}))
     split = SplitConfig(kind=protocol, train_frac=train_frac, test_frac=train_frac)
     dparams = defense_params(defense, params, epsilon, delta)
     # every option is checked before the graph is read (a data-root load writes the cache)
     validate(split)
     defense_obj = defenses.get(defense)(**dparams)
     validate(defense_obj.config, type(defense_obj).__name__)
+    check_used(defense_obj, dparams)  # --param fields and --epsilon/--delta alike
     validate(spec)
     graph, ds = load_graph(dataset, data_root, edges, features, labels)
     target = train_target(graph, spec=spec, split=split, defense=defense,

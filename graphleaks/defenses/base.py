@@ -15,8 +15,10 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
+from graphleaks._plugin import EmptyConfig as _PluginEmptyConfig
+from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
-from graphleaks._validation import replace_config, validate
+from graphleaks._validation import validate
 from graphleaks.data.graph import check_graph, num_classes
 from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
@@ -28,13 +30,15 @@ from graphleaks.privacy.ledger import PrivacyUnit
 registry: Registry[type[Defense]] = Registry("defense")
 
 
-@dataclasses.dataclass(frozen=True)
-class EmptyConfig:
-    """A defense without parameters."""
+#: Kept importable from here; the one definition lives in :mod:`graphleaks._plugin`.
+EmptyConfig = _PluginEmptyConfig
 
 
-class Defense(ABC):
+class Defense(Plugin, ABC):
     """Trains a target model under a privacy mechanism.
+
+    Registration, ``Config``, keyword overrides, validation and the report's config record
+    come from :class:`graphleaks._plugin.Plugin`, shared with attacks.
 
     Attributes:
         name: Registry name.
@@ -42,22 +46,8 @@ class Defense(ABC):
         Config: Frozen dataclass of parameters.
     """
 
-    name: ClassVar[str]
+    _registry = registry
     privacy_unit: ClassVar[PrivacyUnit]
-    Config: ClassVar[type[Any]] = EmptyConfig
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            registry.register(cls.name, cls)
-
-    def __init__(self, config: Any | None = None, **overrides: Any) -> None:
-        self.config = config if config is not None else self.Config()
-        if overrides:
-            self.config = replace_config(self.config, overrides, type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.config!r})"
 
     def check_scale(self, num_nodes: int, num_edges: int) -> None:
         """Refuse, before any work, a graph too large for a step that cannot be linear.
@@ -91,7 +81,7 @@ class Defense(ABC):
             InvalidConfigError: If the defense or architecture config is invalid.
             DataError: If the graph is malformed or does not match the split.
         """
-        validate(self.config, type(self).__name__)
+        self.validate()
         validate(model)
         ref = DatasetRef.coerce(dataset)  # a bad record is refused before any training
         graph = check_graph(graph)
@@ -113,7 +103,9 @@ class Defense(ABC):
             target, graph=graph, released_edges=cpu(target.released_edges),
             features=cpu(target.features), public_edges=cpu(target.public_edges),
             dataset=ref.pinned(graph), defense=self.name,
-            defense_config=dataclasses.asdict(self.config))
+            # Every value, so bundles and defense-aware shadows can rebuild the defense;
+            # the report nulls the fields the mode ignores (see reported_config).
+            defense_config=self.config_record(unused_as_none=False))
         return dataclasses.replace(target, utility=utility(target))
 
     @abstractmethod
@@ -133,6 +125,19 @@ class Defense(ABC):
     ) -> nn.Module:
         """An untrained module of the right shape, used to load saved weights."""
         return GNN(in_dim, out_dim, spec)
+
+
+def reported_config(defense: str, config: dict[str, Any]) -> dict[str, Any]:
+    """A target's defense config as a report states it: fields its mode ignores are None.
+
+    Args:
+        defense: Registry name of the defense.
+        config: The full record the target carries (``TrainedTarget.defense_config``).
+    """
+    try:
+        return dict(registry.get(defense)(**config).config_record())
+    except (InvalidConfigError, TypeError):  # a record this version cannot rebuild
+        return dict(config)
 
 
 def resolve_device(device: str) -> torch.device:

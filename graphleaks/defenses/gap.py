@@ -705,10 +705,15 @@ class GAPNDPConfig:
     query_budget: float | None = field(default=None, metadata=_BUDGET)
 
     def check(self) -> None:
-        """ε must be finite for NDP (DP-SGD needs a noise multiplier)."""
+        """ε must be finite for NDP (DP-SGD needs a noise multiplier); weight_decay must stay
+        0, since DP-SGD training here applies none (a value would be recorded, not used)."""
         if not math.isfinite(self.epsilon):
             raise InvalidConfigError("The epsilon parameter of GAPNDP must be finite. "
                                      f"Got {self.epsilon!r} instead.")
+        if self.weight_decay != 0.0:
+            raise InvalidConfigError("The weight_decay parameter of GAPNDP has no effect: its "
+                                     "DP-SGD training applies no weight decay. Got "
+                                     f"{self.weight_decay!r}; drop it.")
 
 
 def ndp_event(

@@ -204,6 +204,19 @@ class HeteroRR(Defense):
     privacy_unit = PrivacyUnit.NODE_FEATURE
     Config = HeteroRRConfig
 
+    def unused_fields(self) -> dict[str, str]:
+        """Fields the configured release does not read (recorded None, refused if set)."""
+        cfg = self.config
+        out: dict[str, str] = {}
+        if cfg.features == "public":
+            for f in ("epsilon", "k", "gamma", "public_fraction", "standardize"):
+                out[f] = ("features='public' releases the features as they are; FeatureRR's "
+                          f"{f} is not used (EdgeRR's budget is epsilon_e)")
+        if cfg.edge_split == "column":
+            out["private_fraction"] = ("edge_split='column' reads the private edges from the "
+                                       "edge list; private_fraction draws them at random")
+        return out
+
     def _fit(
         self, graph: Data, split: MembershipSplit, spec: ArchitectureSpec, seed: int
     ) -> TrainedTarget:
