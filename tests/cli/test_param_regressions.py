@@ -88,7 +88,7 @@ def test_int_param_refuses_a_fraction_with_exit_2_before_any_work(edge_files, tm
 def test_literal_param_refuses_an_unknown_choice_listing_the_choices(edge_files, tmp_path):
     r = _audit(edge_files, tmp_path / "o", "--param", "confidence_mia.threshold=maybe")
     assert r.exit_code == 2
-    assert "one of {'shadow', 'none'}" in r.output and "'maybe'" in r.output
+    assert "one of {'shadow', 'median', 'none'}" in r.output and "'maybe'" in r.output
     assert not (tmp_path / "o").exists()
 
 

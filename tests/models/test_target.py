@@ -26,6 +26,7 @@ class _NoWidths(nn.Module):
 
 def test_a_model_without_widths_is_measured(trained_target, small_graph):
     foreign = dataclasses.replace(trained_target,
-                                  model=_NoWidths(small_graph.num_features, 3).eval())
+                                  model=_NoWidths(small_graph.num_features, 3).eval(),
+                                  interface=None)  # re-derived from the new model
     assert foreign.num_classes == 3
     assert foreign.num_features == small_graph.num_features
