@@ -159,6 +159,10 @@ class AttackMetrics:
         known = tuple(k for k in ("binary", "multiclass") if getattr(self, k) is not None)
         return known + tuple(sorted(self.extra))
 
+    def readings(self) -> Readings:
+        """The gateable metrics (see :data:`METRIC_READERS`) as :class:`Readings`."""
+        return Readings.of(self)
+
     @property
     def bound(self) -> BoundReport | None:
         """The sound ε bound if there is one, else the optimistic one."""
@@ -213,6 +217,10 @@ class MetricReading:
 
     value: float
     ci: tuple[float, float] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"value": v, "ci": [lo, hi] or None}`` (the shape of an estimate)."""
+        return {"value": self.value, "ci": None if self.ci is None else list(self.ci)}
 
 
 def _tpr_at(fpr: float) -> Callable[[AttackMetrics], Estimate | None]:
@@ -278,6 +286,35 @@ def metric_reading(metrics: AttackMetrics, metric: str) -> MetricReading | None:
     if isinstance(found, Estimate):
         return MetricReading(float(found.value), (float(found.lo), float(found.hi)))
     return MetricReading(float(found))
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The gateable metrics of one attack, a slice or a sweep row, by metric name.
+
+    Attributes:
+        values: Each measured metric of :data:`METRIC_READERS` and its reading.
+        n_pos: Positives of a binary attack (None when unknown).
+        n_neg: Negatives of a binary attack (None when unknown).
+        multiclass: Whether the metrics are multiclass (attribute inference).
+    """
+
+    values: Mapping[str, MetricReading]
+    n_pos: int | None = None
+    n_neg: int | None = None
+    multiclass: bool = False
+
+    def get(self, metric: str) -> MetricReading | None:
+        """The reading of ``metric``, or None when it was not measured."""
+        return self.values.get(metric)
+
+    @classmethod
+    def of(cls, metrics: AttackMetrics) -> Readings:
+        """Every gateable metric of typed metrics."""
+        values = {m: r for m in METRIC_READERS if (r := metric_reading(metrics, m)) is not None}
+        b = metrics.binary
+        return cls(values, None if b is None else b.n_pos, None if b is None else b.n_neg,
+                   metrics.multiclass is not None)
 
 
 # --------------------------------------------------------------------------- decoder
@@ -501,6 +538,57 @@ def decode_metrics(d: Any, where: str) -> AttackMetrics:
         slices=slices,
         extra={k: v for k, v in d.items() if k not in known},
     )
+
+
+#: Where each gateable metric lives in the JSON of an attack's metrics, for the compact rows
+#: of a results store or a report's recorded sweep, which hold only some metrics.
+_METRIC_PATHS: dict[str, tuple[str, ...]] = {
+    "auc": ("binary", "auc"),
+    "average_precision": ("binary", "average_precision"),
+    "max_advantage": ("binary", "max_advantage"),
+    "tpr@0.1%fpr": ("binary", "tpr_at_fpr", "0.001"),
+    "tpr@1%fpr": ("binary", "tpr_at_fpr", "0.01"),
+    "tpr@10%fpr": ("binary", "tpr_at_fpr", "0.1"),
+    "accuracy": ("binary", "at_threshold", "accuracy"),
+    "advantage": ("binary", "at_threshold", "advantage"),
+    "balanced_accuracy": ("binary", "at_threshold", "balanced_accuracy"),
+    "epsilon_lb": ("epsilon_lower_bound", "epsilon_lb"),
+    "attribute_accuracy": ("multiclass", "accuracy"),
+    "f1_micro": ("multiclass", "f1_micro"),
+    "f1_macro": ("multiclass", "f1_macro"),
+    "gain_over_baseline": ("multiclass", "gain_over_baseline"),
+}
+
+
+def decode_readings(d: Any, where: str) -> Readings:
+    """The gateable metrics found in a (possibly partial) metrics JSON dictionary.
+
+    Results-store rows and the sweep rows a report records keep only some metrics, so this
+    reads each one that is present; a present one that is malformed is refused.
+
+    Raises:
+        DataError: Naming the first malformed metric.
+    """
+    d = _obj(d, where)
+    values: dict[str, MetricReading] = {}
+    for metric, path in _METRIC_PATHS.items():
+        node: Any = d
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        if node is None:
+            continue
+        w = f"{where}.{metric}"
+        if isinstance(node, Mapping):
+            e = decode_estimate(node, w) if node.get("ci") is not None else None
+            values[metric] = (MetricReading(e.value, e.ci) if e is not None else
+                              MetricReading(num(_get(node, "value", w), w)))
+        else:
+            values[metric] = MetricReading(num(node, w))
+    b = d.get("binary")
+    n_pos = b.get("n_pos") if isinstance(b, Mapping) else None
+    n_neg = b.get("n_neg") if isinstance(b, Mapping) else None
+    return Readings(values, n_pos if isinstance(n_pos, int) else None,
+                    n_neg if isinstance(n_neg, int) else None, "multiclass" in d)
 
 
 def finite_or_none(x: float) -> float | None:

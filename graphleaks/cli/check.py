@@ -126,7 +126,7 @@ def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None) 
         check_output_file(html, flag="--html", is_ours=contains(b"graphleaks"))
 
 
-def _write_gate_html(data: dict[str, Any], html: Path, result: Any) -> None:
+def _write_gate_html(data: AuditReport, html: Path, result: Any) -> None:
     """Render the gate page; a report whose fields the page needs are malformed is exit 2."""
     from graphleaks.audit.html import write_html
     from graphleaks.errors import DataError
