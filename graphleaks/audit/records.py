@@ -188,9 +188,9 @@ class AttackMetrics:
         """JSON-safe dictionary, in the shape of schema version 1 and 2."""
         out: dict[str, Any] = dict(self.extra)
         if self.binary is not None:
-            out["binary"] = self.binary.to_dict()
+            out.update(binary=self.binary.to_dict())
         if self.multiclass is not None:
-            out["multiclass"] = self.multiclass.to_dict()
+            out.update(multiclass=self.multiclass.to_dict())
         for name in ("roc", "oracle_balanced_accuracy", "paper_metric", "epsilon_lower_bound",
                      "epsilon_lower_bound_max_over_thresholds"):
             value = getattr(self, name)
@@ -307,6 +307,27 @@ class Readings:
     def get(self, metric: str) -> MetricReading | None:
         """The reading of ``metric``, or None when it was not measured."""
         return self.values.get(metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The readings in the JSON shape of an attack's metrics (what
+        :func:`decode_readings` reads back), e.g. for the sweep rows a report records."""
+        binary: dict[str, Any] = {}
+        multiclass: dict[str, Any] = {}
+        for metric, reading in self.values.items():
+            path = _METRIC_PATHS[metric]
+            node = binary if path[0] == "binary" else multiclass if path[0] == "multiclass" \
+                else None
+            if node is None:
+                continue
+            for key in path[1:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = reading.to_dict()
+        out: dict[str, Any] = {}
+        if binary:
+            out.update(binary={**binary, "n_pos": self.n_pos, "n_neg": self.n_neg})
+        if multiclass or self.multiclass:
+            out.update(multiclass=multiclass)
+        return out
 
     @classmethod
     def of(cls, metrics: AttackMetrics) -> Readings:

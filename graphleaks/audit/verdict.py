@@ -254,16 +254,9 @@ def compact_sweep_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     out = []
     for r in rows:
         readings = decode_readings(r.get("metrics") or {}, "results store metrics")
-        keep: dict[str, Any] = {}
-        auc, tpr = readings.get("auc"), readings.get("tpr@1%fpr")
-        if auc is not None:
-            keep["binary"] = {"auc": auc.to_dict(), "n_pos": readings.n_pos,
-                              "n_neg": readings.n_neg,
-                              "tpr_at_fpr": {"0.01": None if tpr is None else tpr.to_dict()}}
-        gain = readings.get("gain_over_baseline")
-        if readings.multiclass:
-            keep["multiclass"] = {"gain_over_baseline": None if gain is None
-                                  else gain.to_dict()}
+        wanted = ("auc", "tpr@1%fpr", "gain_over_baseline")
+        keep = Readings({m: v for m in wanted if (v := readings.get(m)) is not None},
+                        readings.n_pos, readings.n_neg, readings.multiclass).to_dict()
         out.append({"defense": r.get("defense"), "epsilon": r.get("epsilon"),
                     "attack": r.get("attack"), "seed": r.get("seed"), "metrics": keep,
                     "utility": {"test_accuracy": (r.get("utility") or {}).get("test_accuracy")}})

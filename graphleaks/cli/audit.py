@@ -155,7 +155,7 @@ def audit(
             report = run_spec(load_spec(config_file), device=device)
         json_path, md_path = write_report(report, out, html=True)
         if tracker is not None:
-            tracker.log_audit(report.to_dict(), out)
+            tracker.log_audit(report, out)
         _print_summary(report, json_path, md_path, json_out, quiet)
         return
     params = parse_params(param)
@@ -216,7 +216,7 @@ def audit(
     # all files or none
     json_path, md_path = write_report(report, out, html=True, scores=run.tables)
     if tracker is not None:
-        tracker.log_audit(report.to_dict(), out)
+        tracker.log_audit(report, out)
     _print_summary(report, json_path, md_path, json_out, quiet)
     if any(a["violation"] for a in report.canary_audits):
         raise typer.Exit(3)
@@ -276,7 +276,7 @@ def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out
     from graphleaks.audit.verdict import compute_verdict
 
     typer.echo("Verdict")
-    for v in compute_verdict(report.to_dict()):
+    for v in compute_verdict(report):
         typer.echo(f"  {v.line()}")
     for a in report.canary_audits:
         flag = "VIOLATION: audited ε above claimed ε" if a["violation"] else "consistent"

@@ -57,14 +57,12 @@ class SliceMetrics:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary: counts, then ``too_few`` or ``binary``."""
-        out: dict[str, Any] = {"n_pos": self.n_pos, "n_neg": self.n_neg}
         if self.auc is None:
-            out["too_few"] = True
-        else:
-            out["binary"] = {"auc": self.auc.to_dict(),
-                             "tpr_at_fpr": {repr(float(f)): e.to_dict()
-                                            for f, e in self.tpr_at_fpr.items()}}
-        return out
+            return {"n_pos": self.n_pos, "n_neg": self.n_neg, "too_few": True}
+        return {"n_pos": self.n_pos, "n_neg": self.n_neg,
+                "binary": {"auc": self.auc.to_dict(),
+                           "tpr_at_fpr": {repr(float(f)): e.to_dict()
+                                          for f, e in self.tpr_at_fpr.items()}}}
 
 
 def slice_metrics(
