@@ -262,10 +262,9 @@ def _decode_threat_model(d: dict[str, Any], where: str) -> ThreatModel:
 
 
 def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, ServingSummary | None]:
+    from graphleaks.audit.records import num
     from graphleaks.errors import BundleError
     from graphleaks.privacy.ledger import PrivacyLedger
-
-    from graphleaks.audit.records import num
 
     serving = None
     if d.get("serving") is not None:

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks.audit.records import METRIC_READERS
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import InvalidConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib

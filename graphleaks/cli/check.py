@@ -1,16 +1,19 @@
 """``graphleaks check``: the CI privacy gate.
 
 Exit codes: 0 every check passed; 3 a threshold was crossed; 2 bad input (unreadable
-report, unknown metric, threshold outside [0, 1], baseline of another schema version).
+report, unknown metric, threshold outside [0, 1], report of a newer schema version).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 EXIT_THRESHOLD = 3
 
