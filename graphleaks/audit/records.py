@@ -22,16 +22,19 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import BinaryMetrics, Estimate, ThresholdEstimates
 from graphleaks.metrics.multiclass import MulticlassMetrics
+from graphleaks.metrics.one_run import OneRunBound
 from graphleaks.metrics.privacy_bound import EpsilonBound
 from graphleaks.metrics.slices import SliceMetrics
+
+if TYPE_CHECKING:
+    from graphleaks.audit.canary import CanaryAudit
 
 # --------------------------------------------------------------------------- records
 
@@ -612,6 +615,36 @@ def decode_readings(d: Any, where: str) -> Readings:
                     n_neg if isinstance(n_neg, int) else None, "multiclass" in d)
 
 
-def finite_or_none(x: float) -> float | None:
-    """``x`` when finite, else None (for plots and tables)."""
-    return x if math.isfinite(x) else None
+def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
+    """A :class:`~graphleaks.audit.canary.CanaryAudit` from its JSON dictionary.
+
+    Raises:
+        DataError: Naming the first missing or mistyped field.
+    """
+    from graphleaks.audit.canary import CanaryAudit
+
+    d = _obj(d, where)
+    w = f"{where}.bound"
+    b = _obj(_get(d, "bound", where), w)
+    bound = OneRunBound(
+        num_canaries=_int(_get(b, "num_canaries", w), f"{w}.num_canaries"),
+        num_guesses=_int(_get(b, "num_guesses", w), f"{w}.num_guesses"),
+        num_correct=_int(_get(b, "num_correct", w), f"{w}.num_correct"),
+        epsilon_lb=num(_get(b, "epsilon_lb", w), f"{w}.epsilon_lb"),
+        mu_lb=num(_get(b, "mu_lb", w), f"{w}.mu_lb"),
+        delta=num(_get(b, "delta", w), f"{w}.delta"),
+        confidence=num(_get(b, "confidence", w), f"{w}.confidence"),
+        mu_method=_str(b.get("mu_method", OneRunBound.mu_method), f"{w}.mu_method"))
+    notes = _get(d, "notes", where)
+    if not isinstance(notes, list):
+        raise DataError(f"{where}.notes must be a list of strings")
+    return CanaryAudit(
+        unit=_str(_get(d, "unit", where), f"{where}.unit"),
+        defense=_str(_get(d, "defense", where), f"{where}.defense"),
+        attack=_str(_get(d, "attack", where), f"{where}.attack"),
+        claimed_epsilon=num(_get(d, "claimed_epsilon", where), f"{where}.claimed_epsilon"),
+        claimed_delta=num(_get(d, "claimed_delta", where), f"{where}.claimed_delta"),
+        bound=bound, violation=_bool(_get(d, "violation", where), f"{where}.violation"),
+        num_inserted=_int(_get(d, "num_inserted", where), f"{where}.num_inserted"),
+        seed=_int(_get(d, "seed", where), f"{where}.seed"),
+        notes=tuple(_str(n, f"{where}.notes") for n in notes))

@@ -16,6 +16,7 @@ from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
     from graphleaks.attacks.base import ThreatModel
+    from graphleaks.audit.canary import CanaryAudit
     from graphleaks.audit.records import AttackMetrics, BoundReport, MetricReading
     from graphleaks.audit.scores import CandidateTable
     from graphleaks.metrics.binary import Estimate
@@ -113,7 +114,7 @@ class AuditReport:
     config: dict[str, Any]
     versions: dict[str, str]
     kind: str = field(default=REPORT_KIND)
-    canary_audits: list[dict[str, Any]] = field(default_factory=list)
+    canary_audits: list[CanaryAudit] = field(default_factory=list)
     serving: ServingSummary | None = None
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
@@ -129,7 +130,7 @@ class AuditReport:
             "attacks": [a.to_dict(include_timings=include_timings) for a in self.attacks],
             "config": self.config, "versions": self.versions, "kind": self.kind}
         if self.canary_audits:  # keep reports without canary audits as they were
-            d["canary_audits"] = self.canary_audits
+            d["canary_audits"] = [c.to_dict() for c in self.canary_audits]
         d = json_safe(d)
         # the verdict is derived from the metrics; kept in the JSON for machines (CI, MLflow)
         d["verdict"] = verdict_dicts(compute_verdict(self))
@@ -320,9 +321,15 @@ def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
         training=_dict(t.get("training", {}), f"{where}: target.training"))
     ledger, serving = _decode_ledger(data["ledger"], f"{where}: ledger")
     attacks = [_decode_attack(a, f"{where}: attacks[{i}]") for i, a in enumerate(data["attacks"])]
-    canaries = data.get("canary_audits", [])
-    if not isinstance(canaries, list) or not all(isinstance(c, dict) for c in canaries):
+    raw_canaries = data.get("canary_audits", [])
+    if not isinstance(raw_canaries, list):
         raise DataError(f"{where}: canary_audits must be a list of JSON objects")
+    canaries = []
+    if raw_canaries:
+        from graphleaks.audit.records import decode_canary_audit
+
+        canaries = [decode_canary_audit(c, f"{where}: canary_audits[{i}]")
+                    for i, c in enumerate(raw_canaries)]
     return AuditReport(
         # a version-1 report is upgraded: the same JSON shape, read into the same records
         schema_version=REPORT_SCHEMA_VERSION, seed=data["seed"], target=target, ledger=ledger,
@@ -544,7 +551,7 @@ def _value(x: Any) -> str:
     return str(getattr(x, "value", x))
 
 
-def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
+def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
     """Claimed beside audited ε per unit (one-run canary audits), violations flagged."""
     if not audits:
         return []
@@ -555,11 +562,11 @@ def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
              "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
              "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
     for a in audits:
-        b = a["bound"]
-        verdict = "**VIOLATION: audited ε above claimed ε**" if a["violation"] else "consistent"
-        lines.append(f"| {a['unit']} | {b['num_canaries']} ({a['num_inserted']}) | {a['attack']} "
-                     f"| {b['num_guesses']} / {b['num_correct']} | {_fmt(a['claimed_epsilon'])} | "
-                     f"{_fmt(b['epsilon_lb'])} | {_fmt(b['mu_lb'])} | {verdict} |")
+        b = a.bound
+        verdict = "**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent"
+        lines.append(f"| {a.unit} | {b.num_canaries} ({a.num_inserted}) | {a.attack} "
+                     f"| {b.num_guesses} / {b.num_correct} | {_fmt(a.claimed_epsilon)} | "
+                     f"{_fmt(b.epsilon_lb)} | {_fmt(b.mu_lb)} | {verdict} |")
     return [*lines, ""]
 
 

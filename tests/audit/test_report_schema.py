@@ -121,6 +121,26 @@ def test_non_finite_numbers_round_trip():
     assert AuditReport.from_json(r.to_json()) == r
 
 
+def test_canary_audits_are_typed_and_round_trip(v1):
+    from dataclasses import replace
+
+    from graphleaks.audit.canary import CanaryAudit
+    from graphleaks.metrics.one_run import OneRunBound
+
+    audit = CanaryAudit(unit="edge", defense="edgerand", attack="released",
+                        claimed_epsilon=math.inf, claimed_delta=0.0,
+                        bound=OneRunBound(60, 20, 18, 0.7, 0.3, 0.0, 0.95), violation=False,
+                        num_inserted=31, seed=3, notes=("one run",))
+    report = replace(v1, canary_audits=[audit])
+    again = AuditReport.from_json(report.to_json())
+    assert again == report and again.canary_audits[0].audited_epsilon == 0.7
+    assert "| edge | 60 (31) | released | 20 / 18 | inf |" in render_markdown(again)
+    d = json.loads(report.to_json())
+    d["canary_audits"][0]["bound"]["num_guesses"] = "20"
+    with pytest.raises(DataError, match="num_guesses"):
+        AuditReport.from_dict(d)
+
+
 @pytest.mark.parametrize("path,value,needle", [
     (("attacks", 0, "metrics", "binary", "auc", "ci"), [0.1], "auc.ci"),
     (("attacks", 0, "metrics", "binary", "n_pos"), 1.5, "n_pos"),
