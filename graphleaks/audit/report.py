@@ -518,13 +518,13 @@ def render_markdown(report: AuditReport) -> str:
         outputs = ", ".join(sorted(o.value for o in tm.outputs))
         lines.append(f"- threat model: {_value(tm.access)}, outputs {outputs}, "
                      f"{aware}; queries evaluated in the `{a.query_graph}` graph")
-        m = a.metrics
-        if m.oracle_balanced_accuracy is not None:
+        am = a.metrics
+        if am.oracle_balanced_accuracy is not None:
             lines.append(f"- oracle balanced accuracy (threshold chosen on the evaluation "
-                         f"labels, an upper bound): {_fmt(m.oracle_balanced_accuracy.value)}")
-        if m.paper_metric is not None:
-            lines.append(f"- {m.paper_metric.name}: {_fmt(m.paper_metric.value)}")
-        lb, lb_max = m.epsilon_lower_bound, m.epsilon_lower_bound_max_over_thresholds
+                         f"labels, an upper bound): {_fmt(am.oracle_balanced_accuracy.value)}")
+        if am.paper_metric is not None:
+            lines.append(f"- {am.paper_metric.name}: {_fmt(am.paper_metric.value)}")
+        lb, lb_max = am.epsilon_lower_bound, am.epsilon_lower_bound_max_over_thresholds
         if lb:
             lines.append(f"- empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
                          f"({lb.bound.unit} unit) at the attack's own threshold "

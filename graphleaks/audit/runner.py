@@ -169,7 +169,9 @@ def evaluate_result(
         binary=metrics,
         roc=RocCurve(tuple(float(x) for x in roc["fpr"]), tuple(float(x) for x in roc["tpr"])),
         oracle_balanced_accuracy=OracleAccuracy(float(oracle_acc), float(oracle_thr)),
-        paper_metric=paper, **bounds)
+        paper_metric=paper, epsilon_lower_bound=bounds.get("epsilon_lower_bound"),
+        epsilon_lower_bound_max_over_thresholds=bounds.get(
+            "epsilon_lower_bound_max_over_thresholds"))
 
 
 def _one_sided_challenge(result: AttackResult) -> str | None:
