@@ -1,7 +1,8 @@
 """Audits: run attacks against a target and report what leaks.
 
-The names below are loaded on first use (PEP 562), so that reading or writing a report, and
-the command line's start-up, never import torch.
+The names below are loaded on first use (PEP 562), so that the command line's start-up never
+imports torch. (Reading a report decodes its threat models and privacy ledger, whose classes
+live in the attack and privacy packages, and those import torch.)
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "AttackMetrics": "graphleaks.audit.records",
     "AuditReport": "graphleaks.audit.report",
     "load_report": "graphleaks.audit.report",
     "render_markdown": "graphleaks.audit.report",
@@ -18,8 +20,8 @@ _EXPORTS = {
     "train_target": "graphleaks.audit.runner",
 }
 
-__all__ = ["AuditReport", "load_report", "render_markdown", "run_audit", "train_target",
-           "write_report"]
+__all__ = ["AttackMetrics", "AuditReport", "load_report", "render_markdown", "run_audit",
+           "train_target", "write_report"]
 
 
 def __getattr__(name: str) -> Any:
