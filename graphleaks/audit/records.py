@@ -6,10 +6,12 @@ A report keeps every figure typed from :mod:`graphleaks.metrics` to the JSON enc
 bounds with their ledger comparisons, the paper metric and the slices. Readers (the
 ``check`` gate, HTML, Markdown, verdict, sweeps, ``results``, tracking) read attributes.
 
-JSON becomes objects only here, through :meth:`AttackMetrics.from_dict`, which
-:meth:`graphleaks.audit.report.AuditReport.from_json` calls for each attack. Every decoder
-refuses malformed input with a one-line :class:`~graphleaks.errors.DataError` naming the
-field; it never quotes the hostile value.
+Report JSON becomes objects only through
+:meth:`graphleaks.audit.report.AuditReport.from_json`, which calls :func:`decode_metrics` for
+each attack here (and :func:`decode_canary_audit` for canary audits); the metrics of a
+results-store row are read with :func:`decode_metrics` or, for the compact rows that hold only
+some metrics, :func:`decode_readings`. Every decoder refuses malformed input with a one-line
+:class:`~graphleaks.errors.DataError` naming the field; it never quotes the hostile value.
 
 Example:
     >>> est = Estimate(0.8, 0.77, 0.83)
@@ -312,8 +314,8 @@ class Readings:
         return self.values.get(metric)
 
     def to_dict(self) -> dict[str, Any]:
-        """The readings in the JSON shape of an attack's metrics (what
-        :func:`decode_readings` reads back), e.g. for the sweep rows a report records."""
+        """The binary and multiclass readings in the JSON shape of an attack's metrics, which
+        :func:`decode_readings` reads back (e.g. the sweep rows a report records)."""
         binary: dict[str, Any] = {}
         multiclass: dict[str, Any] = {}
         for metric, reading in self.values.items():
