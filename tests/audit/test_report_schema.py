@@ -164,3 +164,14 @@ def test_malformed_fields_are_one_line_data_errors(raw, path, value, needle):
         AuditReport.from_dict(d)
     msg = str(exc.value)
     assert needle in msg and "\n" not in msg
+
+
+def test_no_reader_walks_string_key_paths():
+    # issue 12 target: `["binary"]`, `["ci"]`, `["value"]` only in the one decoder/encoder
+    import re
+
+    root = Path(__file__).parents[2] / "graphleaks"
+    pattern = re.compile(r'\["binary"\]|\["ci"\]|\["value"\]')
+    found = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert all(f.startswith("audit/records.py:") for f in found), found
