@@ -32,7 +32,8 @@ def main() -> None:
             write_report(report, d)
         t4 = time.perf_counter()
         totals.append(t4 - t0)
-        auc = report.attacks[0].metrics["binary"]["auc"]["value"]
+        b = report.attacks[0].metrics.binary
+        auc = float("nan") if b is None else b.auc.value
         print(f"run {r}: load {t1 - t0:.2f}s  train {t2 - t1:.2f}s "
               f"(epochs {target.training['epochs_run']})  audit {t3 - t2:.2f}s  "
               f"write {t4 - t3:.2f}s  total {t4 - t0:.2f}s  confidence AUC {auc:.3f}")

@@ -88,7 +88,8 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         if report is not None:
             with tempfile.TemporaryDirectory() as d:
                 write_report(report, d)
-            out["auc"] = {a.attack: (a.metrics.get("binary", {}).get("auc", {}).get("value"))
+            out["auc"] = {a.attack: (None if a.metrics.binary is None
+                                     else a.metrics.binary.auc.value)
                           for a in report.attacks}
         out["status"] = "ok"
     except GraphleaksError as exc:

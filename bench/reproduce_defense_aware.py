@@ -28,6 +28,7 @@ from graphleaks.attacks import registry  # noqa: E402
 from graphleaks.attacks.harness import run_attack  # noqa: E402
 from graphleaks.audit.runner import evaluate_result, train_target  # noqa: E402
 from graphleaks.data import load_dataset  # noqa: E402
+from graphleaks.metrics.binary import Estimate  # noqa: E402
 from graphleaks.seeding import derive_seed  # noqa: E402
 
 DATASETS = ["cora", "citeseer", "amazon-photo", "facebook-pagepage"]
@@ -37,11 +38,10 @@ ATTACKS = {"lira_mia": {"num_references": 8, "ref_epochs": 50}, "shadow_mia": {}
            "confidence_mia": {}}
 
 
-def _ci(e: dict | None) -> str:
-    if not e:
+def _ci(e: Estimate | None) -> str:
+    if e is None:
         return "–"
-    lo, hi = e["ci"]
-    return f"{e['value']:.3f} [{lo:.3f}, {hi:.3f}]"
+    return f"{e.value:.3f} [{e.lo:.3f}, {e.hi:.3f}]"
 
 
 def main() -> None:
@@ -71,16 +71,17 @@ def main() -> None:
                                         defense_aware=aware)
                     m = evaluate_result(result, n_bootstrap=args.n_bootstrap,
                                         seed=derive_seed(args.seed, "bootstrap", name))
-                    b = m["binary"]
-                    at = b.get("at_threshold")
+                    b = m.binary
+                    assert b is not None  # membership and link attacks only
+                    at = b.at_threshold
                     row = {"dataset": ds, "defense": defense, "params": DEFENSES[defense],
                            "test_accuracy": test_acc, "attack": name,
-                           "defense_aware": aware, "auc": b["auc"],
-                           "accuracy_at_threshold": at["accuracy"] if at else None,
+                           "defense_aware": aware, "auc": b.auc.to_dict(),
+                           "accuracy_at_threshold": at.accuracy.to_dict() if at else None,
                            "seconds": round(time.time() - t1, 1)}
                     print(f"| {ds} | {defense} | {test_acc:.3f} | {name} | "
-                          f"{'aware' if aware else 'unaware'} | {_ci(b['auc'])} | "
-                          f"{_ci(at['accuracy']) if at else '–'} | {row['seconds']} |",
+                          f"{'aware' if aware else 'unaware'} | {_ci(b.auc)} | "
+                          f"{_ci(at.accuracy) if at else '–'} | {row['seconds']} |",
                           flush=True)
                     if args.out is not None:
                         with args.out.open("a") as fh:

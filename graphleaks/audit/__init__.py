@@ -1,7 +1,8 @@
 """Audits: run attacks against a target and report what leaks.
 
-The names below are loaded on first use (PEP 562), so that reading or writing a report, and
-the command line's start-up, never import torch.
+The names below are loaded on first use (PEP 562), so that the command line's start-up never
+imports torch. (Reading a report decodes its threat models and privacy ledger, whose classes
+live in the attack and privacy packages, and those import torch.)
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "AttackMetrics": "graphleaks.audit.records",
     "AuditReport": "graphleaks.audit.report",
     "audit_model": "graphleaks.audit.model_audit",
     "load_report": "graphleaks.audit.report",
@@ -19,7 +21,8 @@ _EXPORTS = {
     "train_target": "graphleaks.audit.runner",
 }
 
-__all__ = ["AuditReport", "audit_model", "load_report", "render_markdown", "run_audit",
+__all__ = ["AttackMetrics", "AuditReport", "audit_model", "load_report", "render_markdown",
+           "run_audit",
            "train_target", "write_report"]
 
 

@@ -18,7 +18,7 @@ import csv
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,8 @@ from graphleaks.attacks.attribute_inference import (
 )
 from graphleaks.audit.report import json_safe
 from graphleaks.errors import DataError, InvalidConfigError
-from graphleaks.metrics.multiclass import multiclass_metrics
+from graphleaks.metrics.binary import Estimate
+from graphleaks.metrics.multiclass import MulticlassMetrics, multiclass_metrics
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 
@@ -52,6 +53,29 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
+class ClassifierResult:
+    """One attack classifier's outcome.
+
+    Attributes:
+        classifier: ``mlp``, ``rf`` or ``svm``.
+        metrics: Its multiclass metrics against the majority baseline.
+    """
+
+    classifier: str
+    metrics: MulticlassMetrics
+
+    @property
+    def verdict(self) -> str:
+        """``"leak"`` when the gain interval is above zero, else ``"no leak"``."""
+        return "leak" if self.metrics.leaks else "no leak"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary: ``classifier``, ``metrics`` and ``verdict``."""
+        return {"classifier": self.classifier, "metrics": self.metrics.to_dict(),
+                "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
 class EmbeddingAuditReport:
     """The outcome of :func:`audit_embeddings`.
 
@@ -63,9 +87,7 @@ class EmbeddingAuditReport:
         aux_frac: Fraction of nodes whose attribute the adversary knows.
         num_known: Number of those nodes.
         seed: Root seed.
-        results: One entry per classifier: ``classifier``, ``metrics`` (a
-            :class:`~graphleaks.metrics.multiclass.MulticlassMetrics` dict) and ``verdict``
-            (``"leak"`` or ``"no leak"``).
+        results: One :class:`ClassifierResult` per classifier.
         source: Where the embeddings and attribute came from (files, method, ...).
         leaks: Whether any classifier's gain interval is above zero.
     """
@@ -77,7 +99,7 @@ class EmbeddingAuditReport:
     aux_frac: float
     num_known: int
     seed: int
-    results: list[dict[str, Any]]
+    results: list[ClassifierResult]
     source: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     kind: str = REPORT_KIND
@@ -86,18 +108,19 @@ class EmbeddingAuditReport:
     @property
     def leaks(self) -> bool:
         """True if any classifier beats the majority baseline with confidence."""
-        return any(r["metrics"]["leaks"] for r in self.results)
+        return any(r.metrics.leaks for r in self.results)
 
-    def result(self, classifier: str) -> dict[str, Any]:
-        """The entry of ``classifier``."""
+    def result(self, classifier: str) -> ClassifierResult:
+        """The result of ``classifier``."""
         for r in self.results:
-            if r["classifier"] == classifier:
+            if r.classifier == classifier:
                 return r
         raise KeyError(classifier)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary."""
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["results"] = [r.to_dict() for r in self.results]
         d["leaks"] = self.leaks
         return json_safe(d)
 
@@ -127,7 +150,7 @@ def audit_embeddings(
         source: Provenance recorded in the report.
 
     Returns:
-        The report; ``report.result("mlp")["metrics"]["f1_micro"]["value"]`` is the paper's F1.
+        The report; ``report.result("mlp").metrics.f1_micro.value`` is the paper's F1.
 
     Raises:
         DataError: On mismatched shapes, non-finite values or a single-class attribute.
@@ -139,7 +162,7 @@ def audit_embeddings(
         >>> y = np.arange(60) % 2
         >>> x = y[:, None] * 3.0 + rng.normal(size=(60, 4))
         >>> r = audit_embeddings(x, y, classifiers=("rf",), seed=0, n_bootstrap=50)
-        >>> r.result("rf")["verdict"]
+        >>> r.result("rf").verdict
         'leak'
     """
     x = np.asarray(vectors)
@@ -172,8 +195,7 @@ def audit_embeddings(
                            seed=derive_seed(seed, "classifier", name))
         mc = multiclass_metrics(y[rest], pred, y_train=y[known], n_bootstrap=n_bootstrap,
                                 seed=derive_seed(seed, "bootstrap", name))
-        results.append({"classifier": name, "metrics": mc.to_dict(),
-                        "verdict": "leak" if mc.leaks else "no leak"})
+        results.append(ClassifierResult(name, mc))
     return EmbeddingAuditReport(
         num_nodes=int(len(x)), dimensions=int(x.shape[1]), num_classes=int(len(values)),
         class_counts={str(v.item() if hasattr(v, "item") else v): int(c)
@@ -317,23 +339,22 @@ def _fmt(x: Any) -> str:
     return x if isinstance(x, str) else f"{x:.3f}"
 
 
-def _est(e: dict[str, Any]) -> str:
-    lo, hi = e["ci"]
-    return f"{_fmt(e['value'])} [{_fmt(lo)}, {_fmt(hi)}]"
+def _est(e: Estimate) -> str:
+    return f"{_fmt(e.value)} [{_fmt(e.lo)}, {_fmt(e.hi)}]"
 
 
-def render_embedding_markdown(report: dict[str, Any]) -> str:
-    """A Markdown summary of a report dictionary (formats numbers only)."""
+def render_embedding_markdown(report: EmbeddingAuditReport) -> str:
+    """A Markdown summary of a report (formats numbers only)."""
     lines = [
         "# graphleaks embedding audit: attribute inference",
         "",
-        f"{report['num_nodes']} nodes, {report['dimensions']}-d embeddings, "
-        f"{report['num_classes']} attribute values. The adversary knows the attribute of "
-        f"{report['num_known']} nodes ({report['aux_frac']:.0%}) and infers it for the rest. "
-        f"Seed {report['seed']}.",
+        f"{report.num_nodes} nodes, {report.dimensions}-d embeddings, "
+        f"{report.num_classes} attribute values. The adversary knows the attribute of "
+        f"{report.num_known} nodes ({report.aux_frac:.0%}) and infers it for the rest. "
+        f"Seed {report.seed}.",
         "",
     ]
-    for k, v in report.get("source", {}).items():
+    for k, v in report.source.items():
         lines.append(f"- {k}: `{v}`")
     lines += [
         "",
@@ -343,13 +364,13 @@ def render_embedding_markdown(report: dict[str, Any]) -> str:
         "| classifier | micro-F1 | macro-F1 | majority baseline | gain over baseline | verdict |",
         "|---|---|---|---|---|---|",
     ]
-    for r in report["results"]:
-        m = r["metrics"]
-        verdict = "**leak**" if r["verdict"] == "leak" else "no leak"
-        lines.append(f"| {r['classifier']} | {_est(m['f1_micro'])} | {_est(m['f1_macro'])} | "
-                     f"{_fmt(m['majority_baseline'])} | {_est(m['gain_over_baseline'])} | "
+    for r in report.results:
+        m = r.metrics
+        verdict = "**leak**" if r.verdict == "leak" else "no leak"
+        lines.append(f"| {r.classifier} | {_est(m.f1_micro)} | {_est(m.f1_macro)} | "
+                     f"{_fmt(m.majority_baseline)} | {_est(m.gain_over_baseline)} | "
                      f"{verdict} |")
-    overall = ("the embeddings leak the attribute" if report["leaks"]
+    overall = ("the embeddings leak the attribute" if report.leaks
                else "no leak: no classifier beats the majority baseline")
     lines += ["", f"Verdict: {overall}.", ""]
     return "\n".join(lines)
@@ -370,7 +391,7 @@ def write_embedding_report(
     def fill(tmp: Path) -> None:
         (tmp / "report.json").write_text(
             json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
-        (tmp / "report.md").write_text(render_embedding_markdown(data) + "\n", encoding="utf-8")
+        (tmp / "report.md").write_text(render_embedding_markdown(report) + "\n", encoding="utf-8")
 
     publish_dir(out, EMBEDDING_REPORT, fill)
     return out / "report.json", out / "report.md"

@@ -3,7 +3,7 @@
 The file needs no network and no JavaScript: styles are inline and figures are
 ``data:image/png;base64`` images. Like every renderer it formats numbers computed in
 :mod:`graphleaks.metrics` and computes no metric itself. ROC curves come from the report's
-``metrics["roc"]`` entry (``{"fpr": [...], "tpr": [...]}``) when present, or else from
+``metrics.roc`` record when present, or else from
 :func:`graphleaks.metrics.binary.roc_curve` on ``AttackResult`` objects passed in.
 
 Example:
@@ -12,7 +12,7 @@ Example:
     ...     "synthetic": {"num_nodes": 60, "num_features": 8},
     ...     "architecture": {"epochs": 20}}, "audit": {"n_bootstrap": 20},
     ...     "attacks": {"confidence_mia": {"threshold": "none"}}})
-    >>> page = render_html(run_spec(spec).to_dict())
+    >>> page = render_html(run_spec(spec))
     >>> page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
     True
 """
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._io import write_texts_atomically
-from graphleaks.audit.report import interval_methods_of
+from graphleaks.audit.records import MetricReading, decode_readings
+from graphleaks.audit.report import AuditReport, interval_methods_of
 from graphleaks.audit.risk_sections import candidates_cell
-from graphleaks.audit.spec import metric_estimate
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
                  "accuracy")
@@ -80,11 +80,11 @@ def _f(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
-def _est_cell(est: Mapping[str, Any] | None) -> str:
-    if not est:
+def _est_cell(est: MetricReading | None) -> str:
+    if est is None:
         return '<td class="num">–</td>'
-    ci = est.get("ci")
-    inner = _f(est["value"])
+    ci = est.ci
+    inner = _f(est.value)
     if ci:
         inner += f'<br><span class="ci">[{_f(ci[0])}, {_f(ci[1])}]</span>'
     return f'<td class="num">{inner}</td>'
@@ -116,14 +116,14 @@ def _pyplot() -> Any:
 
 
 def roc_points(
-    report: Mapping[str, Any], results: Sequence[Any] | None = None
+    report: AuditReport, results: Sequence[Any] | None = None
 ) -> dict[str, tuple[list[float], list[float]]]:
-    """ROC points per attack: the report's ``metrics["roc"]``, else from ``results``."""
+    """ROC points per attack: the report's ``metrics.roc``, else from ``results``."""
     out: dict[str, tuple[list[float], list[float]]] = {}
-    for a in report.get("attacks", []):
-        roc = a.get("metrics", {}).get("roc")
-        if isinstance(roc, Mapping) and "fpr" in roc and "tpr" in roc:
-            out[a["attack"]] = ([float(v) for v in roc["fpr"]], [float(v) for v in roc["tpr"]])
+    for a in report.attacks:
+        roc = a.metrics.roc
+        if roc is not None:
+            out[a.attack] = (list(roc.fpr), list(roc.tpr))
     for r in results or []:
         if r.attack in out or str(getattr(r.task, "value", r.task)) == "attribute":
             continue
@@ -162,22 +162,22 @@ def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) ->
     return fig
 
 
-def forest_figure(report: Mapping[str, Any], metrics: Sequence[str] = ("auc", "tpr@1%fpr",
-                                                                       "max_advantage")) -> Any:
+def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%fpr",
+                                                                 "max_advantage")) -> Any:
     """Point estimates with confidence intervals, per attack and metric, with baselines."""
     plt = _pyplot()
-    attacks = [a for a in report.get("attacks", []) if "binary" in a.get("metrics", {})]
+    attacks = [a for a in report.attacks if a.metrics.binary is not None]
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics),
                                                        0.55 * max(2, len(attacks)) + 1.2),
                              sharey=True, squeeze=False)
-    names = [a["attack"] for a in attacks]
+    names = [a.attack for a in attacks]
     for ax, m in zip(axes[0], metrics, strict=False):
         for i, a in enumerate(attacks):
-            est = metric_estimate(a, m)
+            est = a.metrics.readings().get(m)
             if est is None:
                 continue
-            v = est["value"]
-            ci = est["ci"] or [v, v]
+            v = est.value
+            ci = est.ci or (v, v)
             ax.errorbar([v], [i], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="#2563eb",
                         capsize=4)
         base = {"auc": 0.5, "max_advantage": 0.0}.get(m)
@@ -209,11 +209,11 @@ def privacy_utility_figure(
     for r in rows:
         eps = r.get("epsilon")
         x = math.inf if eps is None else float(eps)
-        est = metric_estimate({"metrics": r.get("metrics") or {}}, metric)
+        est = decode_readings(r.get("metrics") or {}, "results store metrics").get(metric)
         if est is not None:
-            ci = est["ci"] or [est["value"]] * 2
+            ci = est.ci or (est.value, est.value)
             groups.setdefault((r["defense"], r["attack"]), []).append(
-                (x, est["value"], ci[0], ci[1], 0.0))
+                (x, est.value, ci[0], ci[1], 0.0))
         u = (r.get("utility") or {}).get(utility)
         if u is not None:
             utils.setdefault(r["defense"], []).append((x, float(u)))
@@ -253,21 +253,20 @@ def privacy_utility_figure(
     return fig
 
 
-def _target_section(report: Mapping[str, Any]) -> str:
-    t, led = report["target"], report["ledger"]
-    ds = (t.get("dataset") or {}).get("name", "user graph")
-    eps = led.get("epsilon")
-    private = eps not in ("inf", None) and led.get("status") != "non_private"
-    cards = [("dataset", ds), ("architecture", t["architecture"].get("arch", "?").upper()),
-             ("defense", t["defense"]), ("protocol", t["protocol"]),
-             ("nodes / edges", f"{t['num_nodes']} / {t['num_edges'] // 2}"),
-             ("claimed ε", "∞ (none)" if not private else eps),
-             ("test accuracy", _f(t.get("utility", {}).get("test_accuracy")))]
+def _target_section(report: AuditReport) -> str:
+    t, led = report.target, report.ledger
+    ds = (t.dataset or {}).get("name", "user graph")
+    private = math.isfinite(led.epsilon) and led.status.value != "non_private"
+    cards = [("dataset", ds), ("architecture", str(t.architecture.get("arch", "?")).upper()),
+             ("defense", t.defense), ("protocol", t.protocol),
+             ("nodes / edges", f"{t.num_nodes} / {t.num_edges // 2}"),
+             ("claimed ε", "∞ (none)" if not private else led.epsilon),
+             ("test accuracy", _f(t.utility.get("test_accuracy")))]
     out = ['<h2>Target</h2><div class="cards">']
     out += [f'<div class="card"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div></div>'
             for k, v in cards]
     out.append("</div>")
-    u = t.get("utility", {})
+    u = t.utility
     out.append("<table><tr><th>utility</th><th>train</th><th>val</th><th>test</th></tr>")
     for m in ("accuracy", "f1_macro", "f1_micro"):
         if any(f"{p}_{m}" in u for p in ("train", "val", "test")):
@@ -275,20 +274,26 @@ def _target_section(report: Mapping[str, Any]) -> str:
                 f'<td class="num">{_f(u.get(f"{p}_{m}"))}</td>' for p in ("train", "val", "test"))
                 + "</tr>")
     out.append("</table>")
-    split = t.get("split_sizes", {})
+    split = t.split_sizes
     out.append("<p>Split sizes: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in split.items())
-               + f". Target fingerprint <code>{_e(t.get('fingerprint'))}</code>.</p>")
+               + f". Target fingerprint <code>{_e(t.fingerprint)}</code>.</p>")
     out.append("<h3>Privacy ledger</h3><table>")
-    for k in ("unit", "epsilon", "delta", "accountant", "status"):
-        out.append(f"<tr><th>{_e(k)}</th><td>{_e(led.get(k))}</td></tr>")
+    rows = (("unit", led.unit.value), ("epsilon", _eps(led.epsilon)), ("delta", led.delta),
+            ("accountant", led.accountant), ("status", led.status.value))
+    for k, v in rows:
+        out.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
     out.append("</table>")
-    if led.get("notes"):
-        out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in led["notes"]) + "</ul>")
+    if led.notes:
+        out.append("<ul>" + "".join(f"<li>{_e(n)}</li>" for n in led.notes) + "</ul>")
     return "".join(out)
 
 
-def _binary_table(report: Mapping[str, Any], gate: Any | None) -> str:
-    attacks = [a for a in report["attacks"] if "binary" in a.get("metrics", {})]
+def _eps(x: float) -> str:
+    return str(x) if math.isfinite(x) else "inf"
+
+
+def _binary_table(report: AuditReport, gate: Any | None) -> str:
+    attacks = [a for a in report.attacks if a.metrics.binary is not None]
     if not attacks:
         return ""
     out = ["<table><tr><th>attack</th><th>candidates</th>"]
@@ -298,20 +303,21 @@ def _binary_table(report: Mapping[str, Any], gate: Any | None) -> str:
         out.append("<th>gate</th>")
     out.append("</tr>")
     for a in attacks:
-        lb = a["metrics"].get("epsilon_lower_bound")
-        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td>"
+        lb = a.metrics.epsilon_lower_bound
+        readings = a.metrics.readings()
+        out.append(f"<tr><td><b>{_e(a.attack)}</b></td>"
                    f'<td>{_e(candidates_cell(a))}</td>')
-        out += [_est_cell(metric_estimate(a, m)) for m in TABLE_METRICS]
-        out.append(f'<td class="num">{_f(lb["epsilon_lb"]) if lb else "–"}</td>')
+        out += [_est_cell(readings.get(m)) for m in TABLE_METRICS]
+        out.append(f'<td class="num">{_f(lb.bound.epsilon_lb) if lb else "–"}</td>')
         if gate is not None:
-            mine = [c for c in gate.checks if c.attack == a["attack"]]
+            mine = [c for c in gate.checks if c.attack == a.attack]
             bad = [c for c in mine if not c.passed]
             badge = ('<span class="badge bad">crossed</span>' if bad else
                      '<span class="badge ok">pass</span>' if mine else "–")
             out.append(f"<td>{badge}</td>")
         out.append("</tr>")
     out.append('<tr><td><i>trivial baseline</i></td><td></td>')
-    base = attacks[0].get("baseline", {})
+    base = attacks[0].baseline
     for m in TABLE_METRICS:
         if m in _BASELINE_KEY and _BASELINE_KEY[m] in base:
             out.append(f'<td class="num">{_f(base[_BASELINE_KEY[m]])}</td>')
@@ -323,8 +329,8 @@ def _binary_table(report: Mapping[str, Any], gate: Any | None) -> str:
     return "".join(out)
 
 
-def _multiclass_table(report: Mapping[str, Any]) -> str:
-    attacks = [a for a in report["attacks"] if "multiclass" in a.get("metrics", {})]
+def _multiclass_table(report: AuditReport) -> str:
+    attacks = [a for a in report.attacks if a.metrics.multiclass is not None]
     if not attacks:
         return ""
     out = ["<h3>Attribute inference</h3><table><tr><th>attack</th>"
@@ -332,71 +338,75 @@ def _multiclass_table(report: Mapping[str, Any]) -> str:
     out += [f"<th>{_e(m)}</th>" for m in MC_METRICS]
     out += ["<th>majority baseline accuracy</th></tr>"]
     for a in attacks:
-        mc = a["metrics"]["multiclass"]
-        known = (a.get("baseline") or {}).get("n_known")
+        mc = a.metrics.multiclass
+        assert mc is not None  # filtered above
+        known = a.baseline.get("n_known")
         known_txt = "?" if known is None else str(int(known))
-        out.append(f"<tr><td><b>{_e(a['attack'])}</b></td>"
-                   f"<td class=\"num\">{known_txt} / {mc.get('n')}</td>")
-        out += [_est_cell(metric_estimate(a, m)) for m in MC_METRICS]
-        out.append(f'<td class="num">{_f(mc.get("majority_baseline"))}</td></tr>')
+        readings = a.metrics.readings()
+        out.append(f"<tr><td><b>{_e(a.attack)}</b></td>"
+                   f"<td class=\"num\">{known_txt} / {mc.n}</td>")
+        out += [_est_cell(readings.get(m)) for m in MC_METRICS]
+        out.append(f'<td class="num">{_f(mc.majority_baseline)}</td></tr>')
     out.append("</table>")
     return "".join(out)
 
 
-def _attack_details(report: Mapping[str, Any]) -> str:
+def _attack_details(report: AuditReport) -> str:
     out = []
-    led = report["ledger"]
-    for a in report["attacks"]:
-        tm = a.get("threat_model", {})
-        items = [f"task <b>{_e(a.get('task'))}</b>; threat model {_e(tm.get('access'))}, "
-                 f"outputs {_e(', '.join(tm.get('outputs', [])))}, graph knowledge "
-                 f"{_e(tm.get('graph_knowledge'))}, "
-                 + ("knows the defense" if tm.get("defense_knowledge", True)
-                    else "defense-unaware")
+    led = report.ledger
+    for a in report.attacks:
+        tm = a.threat_model
+        outputs = ", ".join(sorted(o.value for o in tm.outputs))
+        items = [f"task <b>{_e(a.task)}</b>; threat model {_e(_value(tm.access))}, "
+                 f"outputs {_e(outputs)}, graph knowledge "
+                 f"{_e(_value(tm.graph_knowledge))}, "
+                 + ("knows the defense" if tm.defense_knowledge else "defense-unaware")
                  + "; queries in the "
-                 f"<code>{_e(a.get('query_graph'))}</code> graph"]
-        if a.get("config"):
+                 f"<code>{_e(a.query_graph)}</code> graph"]
+        if a.config:
             items.append("config: " + ", ".join(f"<code>{_e(k)}={_e(v)}</code>"
-                                                for k, v in sorted(a["config"].items())))
-        o = a.get("metrics", {}).get("oracle_balanced_accuracy")
-        if o:
+                                                for k, v in sorted(a.config.items())))
+        o = a.metrics.oracle_balanced_accuracy
+        if o is not None:
             items.append(f"oracle balanced accuracy (threshold chosen on the evaluation labels, "
-                         f"an upper bound): {_f(o['value'])}")
-        lb = a.get("metrics", {}).get("epsilon_lower_bound")
-        if lb:
-            claimed = led.get("epsilon")
-            cmp = lb.get("ledger_comparison") or {}
+                         f"an upper bound): {_f(o.value)}")
+        lb = a.metrics.epsilon_lower_bound
+        if lb is not None:
+            cmp = lb.ledger_comparison
             flag = ""
-            if cmp.get("violation"):  # same-unit comparisons only (computed by the runner)
-                flag = f' <span class="badge bad">{_e(cmp["text"])}</span>'
-            elif cmp.get("ledger_unit") not in (None, "none"):
-                flag = f" — {_e(cmp['text'])}"
-            items.append(f"empirical ε lower bound {_f(lb['epsilon_lb'])} "
-                         f"({_e(lb.get('unit', 'node'))} unit) at "
-                         f"{_f(lb.get('confidence', 0.95), 2)} confidence (claimed ε "
-                         f"{_e(claimed)}, {_e(led.get('unit'))} unit){flag}")
-        found: dict[str, list[str]] = {}
-        for kind in ("binary", "multiclass"):
-            interval_methods_of(a.get("metrics", {}).get(kind), "", found)
+            if cmp is not None and cmp.violation:  # same-unit comparisons only (the runner's)
+                flag = f' <span class="badge bad">{_e(cmp.text)}</span>'
+            elif cmp is not None and cmp.ledger_unit != "none":
+                flag = f" — {_e(cmp.text)}"
+            items.append(f"empirical ε lower bound {_f(lb.bound.epsilon_lb)} "
+                         f"({_e(lb.bound.unit)} unit) at "
+                         f"{_f(lb.bound.confidence, 2)} confidence (claimed ε "
+                         f"{_e(_eps(led.epsilon))}, {_e(led.unit.value)} unit){flag}")
+        found = interval_methods_of(a.metrics)
         if found:
             items.append("interval methods: " + "; ".join(
                 f"{_e(m)}: {_e(', '.join(paths))}" for m, paths in sorted(found.items())))
-        if a.get("compat_flags"):
+        if a.compat_flags:
             items.append('<span class="badge warn">compatibility flags on</span> '
-                         + _e(", ".join(a["compat_flags"])))
-        items += [_e(n) for n in a.get("notes", [])]
-        out.append(f"<h3>{_e(a['attack'])}</h3><ul>"
+                         + _e(", ".join(a.compat_flags)))
+        items += [_e(n) for n in a.notes]
+        out.append(f"<h3>{_e(a.attack)}</h3><ul>"
                    + "".join(f"<li>{i}</li>" for i in items) + "</ul>")
     return "".join(out)
 
 
-def _verdict_section(report: Mapping[str, Any]) -> str:
+def _value(x: Any) -> str:
+    """An enum member's value, or the text itself (threat-model fields may be either)."""
+    return str(getattr(x, "value", x))
+
+
+def _verdict_section(report: AuditReport) -> str:
     from graphleaks.audit.verdict import render_verdict_html
 
     return render_verdict_html(report)
 
 
-def _risk_section(report: Mapping[str, Any]) -> str:
+def _risk_section(report: AuditReport) -> str:
     from graphleaks.audit.risk_sections import render_slices_html
 
     return render_slices_html(report)
@@ -419,28 +429,28 @@ def _gate_section(gate: Any) -> str:
 
 
 def render_html(
-    report: Mapping[str, Any],
+    report: AuditReport,
     *,
     results: Sequence[Any] | None = None,
     tradeoff: Sequence[Mapping[str, Any]] | None = None,
     gate: Any | None = None,
     title: str = "graphleaks audit report",
 ) -> str:
-    """Render a report dictionary as one self-contained HTML page.
+    """Render a report as one self-contained HTML page.
 
     Args:
-        report: A report dictionary (``AuditReport.to_dict()`` or ``load_report``).
+        report: The report (from the runner, or ``load_report``).
         results: Optional ``AttackResult`` objects, used for ROC curves when the report has
-            no ``metrics["roc"]`` entries.
+            no ``metrics.roc`` records.
         tradeoff: Optional rows for the privacy–utility plot (results-store rows of a sweep
             over several ε); the plot is drawn when they span at least two ε values.
         gate: Optional :class:`~graphleaks.audit.regression.GateResult` to show.
         title: Page title.
     """
     body = [f"<h1>{_e(title)}</h1>"]
-    cfg = report.get("config", {})
-    sub = [f"seed {_e(report.get('seed'))}", f"report schema {_e(report.get('schema_version'))}",
-           f"graphleaks {_e(report.get('versions', {}).get('graphleaks', '?'))}"]
+    cfg = report.config
+    sub = [f"seed {_e(report.seed)}", f"report schema {_e(report.schema_version)}",
+           f"graphleaks {_e(report.versions.get('graphleaks', '?'))}"]
     if cfg.get("spec_hash"):
         sub.append(f"spec <code>{_e(cfg['spec_hash'])}</code>")
     body.append(f'<p class="sub">{" · ".join(sub)}</p>')
@@ -454,7 +464,7 @@ def render_html(
                 "positive rate at a false positive rate of x (a fraction, not a percent).</p>")
     body.append(_binary_table(report, gate))
     body.append(_multiclass_table(report))
-    if any("binary" in a.get("metrics", {}) for a in report["attacks"]):
+    if any(a.metrics.binary is not None for a in report.attacks):
         body.append(_figure(forest_figure(report), "Estimates with 95% intervals; dashed red: "
                             "what an adversary gets without looking at the target.",
                             "metric estimates with confidence intervals"))
@@ -476,8 +486,7 @@ def render_html(
     body.append(_risk_section(report))
     body.append("<h2>Attack details</h2>")
     body.append(_attack_details(report))
-    versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.get("versions", {})
-                                                                 .items()))
+    versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.versions.items()))
     body.append(f"<footer>Library versions: {versions}.</footer>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -486,7 +495,7 @@ def render_html(
             + "\n".join(body) + "</main></body></html>\n")
 
 
-def write_html(report: Mapping[str, Any], path: str | Path, **kwargs: Any) -> Path:
+def write_html(report: AuditReport, path: str | Path, **kwargs: Any) -> Path:
     """Write :func:`render_html` atomically to ``path`` (``report.html`` if a folder)."""
     p = Path(path)
     if p.is_dir():

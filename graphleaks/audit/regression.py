@@ -1,34 +1,37 @@
 """The CI privacy gate: compare a report with thresholds and a baseline report.
 
-Each check reads an already computed estimate from the report (see
-:func:`graphleaks.audit.spec.metric_estimate`) and, by default, gates on its **upper**
+Each check reads an already computed estimate from the typed report (see
+:data:`graphleaks.audit.records.METRIC_READERS`) and, by default, gates on its **upper**
 confidence bound: a build fails only when the interval reaches past the limit, so the
 gate is conservative about leakage and a lucky point estimate cannot hide a leak.
 
 Example:
-    >>> report = {"schema_version": 1, "attacks": [{"attack": "confidence_mia",
-    ...     "metrics": {"binary": {"auc": {"value": 0.8, "ci": [0.75, 0.85]}}}}]}
-    >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9),))
+    >>> from graphleaks.audit.report import load_report
+    >>> report = load_report("tests/audit/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
+    >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9, "confidence_mia"),))
     >>> check_report(report, gate).passed
     True
-    >>> check_report(report, GateSpec(thresholds=(Threshold("auc", 0.8),))).passed
+    >>> check_report(report, GateSpec(thresholds=(Threshold("auc", 0.8, "confidence_mia"),))
+    ...              ).passed
     False
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from graphleaks.audit.records import MetricReading, Readings, slice_as_metrics
 from graphleaks.audit.spec import (
     GateSpec,
     Threshold,
     check_metric,
     check_threshold,
-    metric_estimate,
 )
 from graphleaks.errors import DataError, InvalidConfigError
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 SLICE_METRICS = ("auc", "tpr@1%fpr")
 
@@ -99,42 +102,42 @@ class GateResult:
                            for c in self.checks]}
 
 
-def _gated(est: Mapping[str, Any], bound: str) -> float:
-    ci = est.get("ci")
-    if bound == "value" or not ci:
-        return float(est["value"])
-    return float(ci[1] if bound == "upper" else ci[0])
+def _gated(est: MetricReading, bound: str) -> float:
+    if bound == "value" or est.ci is None:
+        return float(est.value)
+    return float(est.ci[1] if bound == "upper" else est.ci[0])
 
 
-def _attacks(report: Mapping[str, Any], what: str) -> dict[str, Mapping[str, Any]]:
-    attacks = report.get("attacks")
-    if not isinstance(attacks, list):
-        raise DataError(f"{what} has no 'attacks' list")
-    return {a["attack"]: a for a in attacks if isinstance(a, Mapping) and "attack" in a}
+def _attacks(report: AuditReport) -> dict[str, Readings]:
+    return {a.attack: a.metrics.readings() for a in report.attacks}
 
 
-def _check(attack: str, metric: str, kind: str, limit: float, est: Mapping[str, Any] | None,
+def _check(attack: str, metric: str, kind: str, limit: float, est: MetricReading | None,
            bound: str, extra: str = "") -> GateCheck:
     if est is None:
         return GateCheck(attack, metric, kind, limit, None, None, None, False,
                          f"{attack}: {metric} was not measured{extra}")
     observed = _gated(est, bound)
-    ci = tuple(est["ci"]) if est.get("ci") else None
+    ci = est.ci
     passed = observed <= limit
     what = f"{bound} bound" if ci and bound != "value" else "value"
     verdict = "ok" if passed else "CROSSED"
     msg = (f"{attack}: {metric} {what} {observed:.4f} {'<=' if passed else '>'} "
            f"limit {limit:.4f}{extra} [{verdict}]")
-    return GateCheck(attack, metric, kind, limit, observed, float(est["value"]),
+    return GateCheck(attack, metric, kind, limit, observed, float(est.value),
                      (float(ci[0]), float(ci[1])) if ci else None, passed, msg)
 
 
 def check_report(
-    report: Mapping[str, Any],
+    report: AuditReport,
     gate: GateSpec,
-    baseline: Mapping[str, Any] | None = None,
+    baseline: AuditReport | None = None,
 ) -> GateResult:
-    """Evaluate a report (a dictionary, as from ``load_report``) against a gate.
+    """Evaluate a report (as from ``load_report``) against a gate.
+
+    Reports and baselines of schema version 1 are read into the same typed records as
+    version 2 (by :meth:`~graphleaks.audit.report.AuditReport.from_json`), so an old CI
+    baseline gates a new report.
 
     Args:
         report: The report to gate.
@@ -145,33 +148,28 @@ def check_report(
             of the baseline that is missing from the report fails its checks.
 
     Raises:
-        DataError: If the baseline has another ``schema_version`` than the report, or a
-            threshold names an attack that is not in the report, or no attack reports a
-            thresholded metric.
+        DataError: If a threshold names an attack that is not in the report, or no attack
+            reports a thresholded metric.
         InvalidConfigError: If there is nothing to check.
     """
     if not gate.thresholds and baseline is None:
         raise InvalidConfigError("check: nothing to gate; give thresholds (--max or "
                                  "[gate.thresholds]) or a baseline report (--baseline)")
-    from graphleaks.audit.report import check_schema_version
-
-    # a report of a newer schema is never gated as if it were this one
-    version = check_schema_version(report.get("schema_version"), "report")
-    attacks = _attacks(report, "report")
+    attacks = _attacks(report)
     checks: list[GateCheck] = []
     notes: list[str] = []
     specific = {(th.attack, th.metric) for th in gate.thresholds if th.attack is not None}
     for th in gate.thresholds:
         if th.attack is not None and "[" in th.attack:
             targets = [th.attack]
-            attacks[th.attack] = slice_entry(attacks, th.attack)
+            attacks[th.attack] = slice_entry(report, th.attack)
         elif th.attack is not None:
             if th.attack not in attacks:
                 raise DataError(f"gate.thresholds.{th.attack}: attack {th.attack!r} is not in "
                                 f"the report ({', '.join(attacks) or 'no attacks'})")
             targets = [th.attack]
         else:
-            measured = [n for n, a in attacks.items() if metric_estimate(a, th.metric)]
+            measured = [n for n, a in attacks.items() if a.get(th.metric)]
             if not measured:
                 raise DataError(f"gate.thresholds.{th.metric}: no attack in the report "
                                 f"measures {th.metric!r}")
@@ -179,29 +177,23 @@ def check_report(
             targets = [n for n in measured if (n, th.metric) not in specific]
         for name in targets:
             checks.append(_check(name, th.metric, "threshold", th.limit,
-                                 metric_estimate(attacks[name], th.metric), gate.bound))
+                                 attacks[name].get(th.metric), gate.bound))
     if baseline is not None:
-        bversion = check_schema_version(baseline.get("schema_version"), "baseline")
-        if bversion != version:
-            raise DataError(f"baseline.schema_version: the baseline was written with report "
-                            f"schema_version {bversion!r}, the report with {version}; "
-                            "regenerate the baseline with this graphleaks")
-        battacks = _attacks(baseline, "baseline")
-        bfp = baseline.get("target", {}).get("fingerprint")
-        rfp = report.get("target", {}).get("fingerprint")
+        battacks = _attacks(baseline)
+        bfp, rfp = baseline.target.fingerprint, report.target.fingerprint
         if bfp and rfp and bfp != rfp:
             notes.append(f"baseline target fingerprint {bfp} differs from the report's {rfp}")
         for name, battack in battacks.items():
             for metric in gate.metrics:
-                best = metric_estimate(battack, metric)
+                best = battack.get(metric)
                 if best is None:
                     continue
                 tol = gate.tolerances.get(metric, gate.tolerance)
                 limit = _gated(best, gate.bound) + tol
-                rest = (metric_estimate(attacks[name], metric) if name in attacks else None)
+                rest = attacks[name].get(metric) if name in attacks else None
                 extra = f" (baseline {_gated(best, gate.bound):.4f} + tolerance {tol:g})"
                 checks.append(_check(name, metric, "baseline", limit, rest, gate.bound, extra))
-    return GateResult(tuple(checks), gate.bound, version, tuple(notes))
+    return GateResult(tuple(checks), gate.bound, report.schema_version, tuple(notes))
 
 
 def parse_threshold_option(item: str) -> Threshold:
@@ -246,8 +238,8 @@ def parse_threshold_option(item: str) -> Threshold:
     return Threshold(m, check_threshold(m, value, where), attack)
 
 
-def slice_entry(attacks: Mapping[str, Mapping[str, Any]], name: str) -> Mapping[str, Any]:
-    """The report entry of slice ``ATTACK[KEY]``, shaped like an attack entry for gating.
+def slice_entry(report: AuditReport, name: str) -> Readings:
+    """The readings of slice ``ATTACK[KEY]`` (AUC and TPR@1%FPR), for gating.
 
     Raises:
         DataError: If the attack is not in the report, the slice key is unknown, or the
@@ -255,19 +247,20 @@ def slice_entry(attacks: Mapping[str, Mapping[str, Any]], name: str) -> Mapping[
     """
     attack, _, rest = name.partition("[")
     key = rest[:-1] if rest.endswith("]") else rest
-    if attack not in attacks:
+    names = [a.attack for a in report.attacks]
+    if attack not in names:
         raise DataError(f"--max {name}: attack {attack!r} is not in the report "
-                        f"({', '.join(a for a in attacks if '[' not in a) or 'no attacks'})")
-    slices = attacks[attack].get("metrics", {}).get("slices") or {}
+                        f"({', '.join(names) or 'no attacks'})")
+    slices = report.attack(attack).metrics.slices
     if key not in slices:
         raise DataError(f"--max {name}: unknown slice {key!r} of {attack}; choose one of: "
                         f"{', '.join(slices) or 'none (re-run the audit with this version)'}")
     entry = slices[key]
-    if entry.get("too_few"):
-        raise DataError(f"--max {name}: slice {key!r} has {entry['n_pos']} positives and "
-                        f"{entry['n_neg']} negatives, too few for an interval (need 10 of "
+    if entry.too_few:
+        raise DataError(f"--max {name}: slice {key!r} has {entry.n_pos} positives and "
+                        f"{entry.n_neg} negatives, too few for an interval (need 10 of "
                         "each); gate a wider slice or audit more candidates")
-    return {"attack": name, "metrics": {"binary": entry["binary"]}}
+    return slice_as_metrics(entry).readings()
 
 
 def _fmt_est(c: GateCheck) -> str:

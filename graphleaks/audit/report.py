@@ -8,18 +8,25 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
+    from graphleaks.attacks.base import ThreatModel
+    from graphleaks.audit.canary import CanaryAudit
+    from graphleaks.audit.records import AttackMetrics, BoundReport, MetricReading
     from graphleaks.audit.scores import CandidateTable
+    from graphleaks.metrics.binary import Estimate
+    from graphleaks.privacy.ledger import PrivacyLedger
 
 #: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
-#: the runner, ``check`` and the loaders all read this one constant.
-REPORT_SCHEMA_VERSION = 1
+#: the runner, ``check`` and the loaders all read this one constant. Version 2 keeps the JSON
+#: shape of version 1 and is decoded into typed records; both are read.
+REPORT_SCHEMA_VERSION = 2
+REPORT_KIND = "graphleaks-audit-report"
 
 
 @dataclass(frozen=True)
@@ -38,56 +45,128 @@ class TargetSummary:
     utility: dict[str, float]
     training: dict[str, Any]
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        return {f.name: json_safe(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ServingSummary:
+    """A model that adds noise at inference: what the audit's queries cost its API."""
+
+    fresh_releases: int
+    epsilon_after_queries: float
+    query_budget: int | None
+    policy: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        return json_safe({f.name: getattr(self, f.name) for f in fields(self)})
+
 
 @dataclass(frozen=True)
 class AttackReport:
-    """One attack's outcome."""
+    """One attack's outcome; ``metrics`` and ``threat_model`` are typed records."""
 
     attack: str
     task: str
-    threat_model: dict[str, Any]
+    threat_model: ThreatModel
     config: dict[str, Any]
     compat_flags: list[str]
     notes: list[str]
     query_graph: str
-    metrics: dict[str, Any]
+    metrics: AttackMetrics
     baseline: dict[str, float]
     runtime_s: float
     exposure: dict[str, Any] = field(default_factory=dict)
 
+    def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
+        """JSON-safe dictionary."""
+        d: dict[str, Any] = {
+            "attack": self.attack, "task": self.task,
+            "threat_model": self.threat_model.to_dict(), "config": self.config,
+            "compat_flags": list(self.compat_flags), "notes": list(self.notes),
+            "query_graph": self.query_graph, "metrics": self.metrics.to_dict(),
+            "baseline": self.baseline, "exposure": self.exposure}
+        if include_timings:
+            d["runtime_s"] = self.runtime_s
+        return json_safe(d)
+
 
 @dataclass(frozen=True)
 class AuditReport:
-    """The whole audit. ``timings`` are kept apart so reports compare equal across runs."""
+    """The whole audit. ``timings`` are kept apart so reports compare equal across runs.
+
+    ``AuditReport.from_json`` is the only place report JSON becomes objects; every reader
+    (``check``, HTML, Markdown, verdict, sweeps, ``results``, tracking) reads attributes.
+
+    Example:
+        >>> r = AuditReport.from_json(Path("tests/audit/data/report_v1.json").read_text())
+        >>> round(r.attack("confidence_mia").metrics.binary.auc.value, 3)
+        0.674
+    """
 
     schema_version: int
     seed: int
     target: TargetSummary
-    ledger: dict[str, Any]
+    ledger: PrivacyLedger
     attacks: list[AttackReport]
     config: dict[str, Any]
     versions: dict[str, str]
-    kind: str = field(default="graphleaks-audit-report")
-    canary_audits: list[dict[str, Any]] = field(default_factory=list)
+    kind: str = field(default=REPORT_KIND)
+    canary_audits: list[CanaryAudit] = field(default_factory=list)
+    serving: ServingSummary | None = None
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
         from graphleaks.audit.verdict import compute_verdict, verdict_dicts
 
-        d = asdict(self)
-        if not d["canary_audits"]:  # keep reports without canary audits as they were
-            d.pop("canary_audits")
-        if not include_timings:
-            for a in d["attacks"]:
-                a.pop("runtime_s", None)
+        ledger = self.ledger.to_dict()
+        if self.serving is not None:
+            ledger["serving"] = self.serving.to_dict()
+        d: dict[str, Any] = {
+            "schema_version": self.schema_version, "seed": self.seed,
+            "target": self.target.to_dict(), "ledger": ledger,
+            "attacks": [a.to_dict(include_timings=include_timings) for a in self.attacks],
+            "config": self.config, "versions": self.versions, "kind": self.kind}
+        if self.canary_audits:  # keep reports without canary audits as they were
+            d["canary_audits"] = [c.to_dict() for c in self.canary_audits]
         d = json_safe(d)
         # the verdict is derived from the metrics; kept in the JSON for machines (CI, MLflow)
-        d["verdict"] = verdict_dicts(compute_verdict(d))
+        d["verdict"] = verdict_dicts(compute_verdict(self))
         return d
 
     def to_json(self) -> str:
         """Indented JSON text."""
         return json.dumps(self.to_dict(), indent=2, sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, where: str = "report") -> AuditReport:
+        """The one decoder of report JSON (schema version 1 or 2) into typed records.
+
+        Raises:
+            DataError: One line naming the first problem, for text that is not JSON, not a
+                graphleaks audit report, of a newer schema, or with a missing or mistyped
+                field. The text itself is never quoted.
+        """
+        try:
+            data = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise DataError(f"{where} is not valid JSON; give a report.json written by "
+                            "`graphleaks audit`") from None
+        return cls.from_dict(data, where=where)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str = "report") -> AuditReport:
+        """Decode a parsed report (see :meth:`from_json`); version 1 is upgraded to 2."""
+        if not isinstance(data, dict) or data.get("kind") != REPORT_KIND:
+            raise DataError(f"{where} is not a graphleaks audit report")
+        check_schema_version(data.get("schema_version"), where)
+        _check_types(data, _REPORT_FIELDS, where)
+        try:
+            return _decode_report(data, where)
+        except RecursionError:
+            raise DataError(f"{where} is nested too deeply; not a graphleaks report") from None
 
     def attack(self, name: str) -> AttackReport:
         """The report of attack ``name``."""
@@ -113,8 +192,7 @@ def json_safe(value: Any) -> Any:
 #: Largest report read: a real one is well under a megabyte per attack.
 MAX_REPORT_BYTES = 256 << 20
 
-# Fields of a report and of its parts, with their JSON types. Only what readers rely on is
-# listed; other fields are kept as they are.
+# Fields of a report and of its parts, with their JSON types, checked before decoding.
 _REPORT_FIELDS: dict[str, type] = {"seed": int, "target": dict, "ledger": dict,
                                    "attacks": list, "config": dict, "versions": dict}
 _TARGET_FIELDS: dict[str, type] = {"architecture": dict, "defense": str, "fingerprint": str,
@@ -153,29 +231,117 @@ def _check_types(record: dict[str, Any], fields: dict[str, type], where: str) ->
                             f"{type(value).__name__}")
 
 
-def check_report_fields(data: dict[str, Any], where: str) -> None:
-    """Type-check the fields of an audit report dictionary.
+def _str_list(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DataError(f"{where} must be a list of strings")
+    return list(value)
 
-    Raises:
-        DataError: Naming the first missing or mistyped field.
-    """
-    check_schema_version(data.get("schema_version"), where)
-    _check_types(data, _REPORT_FIELDS, where)
-    _check_types(data["target"], _TARGET_FIELDS, f"{where}: target")
-    if not isinstance(data["target"]["architecture"].get("arch"), str):
+
+def _dict(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise DataError(f"{where} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _decode_threat_model(d: dict[str, Any], where: str) -> ThreatModel:
+    """Through ThreatModel's own constructor, so its validation and field types apply."""
+    import dataclasses
+
+    from graphleaks.attacks.base import Output, ThreatModel
+
+    names = {f.name for f in dataclasses.fields(ThreatModel)}
+    # a field an older graphleaks wrote and this one no longer has is dropped
+    kwargs = {k: v for k, v in d.items() if k in names}
+    try:
+        if "outputs" in kwargs:
+            kwargs["outputs"] = frozenset(Output(o) for o in _str_list(kwargs["outputs"],
+                                                                      f"{where}.outputs"))
+        return ThreatModel(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{where} is malformed ({type(exc).__name__}); regenerate the report "
+                        "with graphleaks") from None
+
+
+def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, ServingSummary | None]:
+    from graphleaks.audit.records import num
+    from graphleaks.errors import BundleError
+    from graphleaks.privacy.ledger import PrivacyLedger
+
+    serving = None
+    if d.get("serving") is not None:
+        s = _dict(d["serving"], f"{where}.serving")
+        budget = s.get("query_budget")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+            raise DataError(f"{where}.serving.query_budget must be an integer or null")
+        releases = s.get("fresh_releases")
+        if isinstance(releases, bool) or not isinstance(releases, int):
+            raise DataError(f"{where}.serving.fresh_releases must be an integer")
+        serving = ServingSummary(releases, num(s.get("epsilon_after_queries"),
+                                               f"{where}.serving.epsilon_after_queries"),
+                                 budget, str(s.get("policy", "")))
+    try:
+        ledger = PrivacyLedger.from_dict({k: v for k, v in d.items() if k != "serving"})
+    except (BundleError, AttributeError):
+        raise DataError(f"{where} is not a privacy ledger (unit, epsilon, delta, status); "
+                        "regenerate the report with graphleaks") from None
+    return ledger, serving
+
+
+def _decode_attack(a: Any, where: str) -> AttackReport:
+    from graphleaks.audit.records import decode_metrics, num
+
+    if not isinstance(a, dict):
+        raise DataError(f"{where} must be a JSON object")
+    _check_types(a, _ATTACK_FIELDS, where)
+    baseline = {str(k): num(v, f"{where}.baseline.{k}")
+                for k, v in _dict(a.get("baseline", {}), f"{where}.baseline").items()}
+    runtime = a.get("runtime_s", 0.0)
+    return AttackReport(
+        attack=a["attack"], task=a["task"],
+        threat_model=_decode_threat_model(a["threat_model"], f"{where}.threat_model"),
+        config=_dict(a.get("config", {}), f"{where}.config"),
+        compat_flags=_str_list(a["compat_flags"], f"{where}.compat_flags"),
+        notes=_str_list(a["notes"], f"{where}.notes"), query_graph=a["query_graph"],
+        metrics=decode_metrics(a["metrics"], f"{where}.metrics"), baseline=baseline,
+        runtime_s=num(runtime, f"{where}.runtime_s"),
+        exposure=_dict(a.get("exposure", {}), f"{where}.exposure"))
+
+
+def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
+    t = data["target"]
+    _check_types(t, _TARGET_FIELDS, f"{where}: target")
+    if not isinstance(t["architecture"].get("arch"), str):
         raise DataError(f"{where}: target.architecture.arch must be a string")
-    for i, attack in enumerate(data["attacks"]):
-        if not isinstance(attack, dict):
-            raise DataError(f"{where}: attacks[{i}] must be a JSON object")
-        _check_types(attack, _ATTACK_FIELDS, f"{where}: attacks[{i}]")
+    target = TargetSummary(
+        architecture=t["architecture"], defense=t["defense"],
+        defense_config=_dict(t.get("defense_config", {}), f"{where}: target.defense_config"),
+        dataset=_dict(t.get("dataset", {}), f"{where}: target.dataset"),
+        fingerprint=t["fingerprint"], num_nodes=t["num_nodes"], num_edges=t["num_edges"],
+        protocol=t["protocol"], split_sizes=t["split_sizes"], utility=t["utility"],
+        training=_dict(t.get("training", {}), f"{where}: target.training"))
+    ledger, serving = _decode_ledger(data["ledger"], f"{where}: ledger")
+    attacks = [_decode_attack(a, f"{where}: attacks[{i}]") for i, a in enumerate(data["attacks"])]
+    raw_canaries = data.get("canary_audits", [])
+    if not isinstance(raw_canaries, list):
+        raise DataError(f"{where}: canary_audits must be a list of JSON objects")
+    canaries = []
+    if raw_canaries:
+        from graphleaks.audit.records import decode_canary_audit
+
+        canaries = [decode_canary_audit(c, f"{where}: canary_audits[{i}]")
+                    for i, c in enumerate(raw_canaries)]
+    return AuditReport(
+        # a version-1 report is upgraded: the same JSON shape, read into the same records
+        schema_version=REPORT_SCHEMA_VERSION, seed=data["seed"], target=target, ledger=ledger,
+        attacks=attacks, config=data["config"], versions=data["versions"],
+        canary_audits=canaries, serving=serving)
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
-    """Read a report written by :func:`write_report` as a dictionary, type-checked.
+def read_report_text(path: str | Path) -> bytes:
+    """The bytes of a report file, refusing devices, folders and oversized files.
 
     Raises:
-        DataError: If the file is missing, not a graphleaks report, of a schema version this
-            graphleaks cannot read, or has a missing or mistyped field.
+        DataError: If the file is missing, not a regular file, or too large.
     """
     p = Path(path)
     if p.exists() and not p.is_file() and not p.is_dir():
@@ -185,19 +351,25 @@ def load_report(path: str | Path) -> dict[str, Any]:
         if p.stat().st_size > MAX_REPORT_BYTES:
             raise DataError(f"{p} is larger than {MAX_REPORT_BYTES >> 20} MB; not a graphleaks "
                             "report")
-        data = json.loads(p.read_bytes().decode("utf-8"))
+        return p.read_bytes()
     except FileNotFoundError:
         raise DataError(f"report {p} does not exist") from None
     except IsADirectoryError:
         raise DataError(f"report {p} is a folder; give its report.json") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        # no detail: the file may not be ours, and its content must not be quoted
-        raise DataError(f"report {p} is not valid JSON; give a report.json written by "
+    except OSError:
+        raise DataError(f"report {p} cannot be read; give a report.json written by "
                         "`graphleaks audit`") from None
-    if not isinstance(data, dict) or data.get("kind") != "graphleaks-audit-report":
-        raise DataError(f"{p} is not a graphleaks audit report")
-    check_report_fields(data, str(p))
-    return data
+
+
+def load_report(path: str | Path) -> AuditReport:
+    """Read a report written by :func:`write_report` (schema version 1 or 2), typed.
+
+    Raises:
+        DataError: If the file is missing, not a graphleaks report, of a schema version this
+            graphleaks cannot read, or has a missing or mistyped field.
+    """
+    p = Path(path)
+    return AuditReport.from_json(read_report_text(p), where=f"report {p}")
 
 
 def _fmt(x: Any, digits: int = 3) -> str:
@@ -208,30 +380,28 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
-def _est(e: dict[str, Any] | None) -> str:
-    if not e:
+def _est(e: Estimate | MetricReading | None) -> str:
+    if e is None:
         return "–"
-    lo, hi = e["ci"]
-    return f"{_fmt(e['value'])} [{_fmt(lo)}, {_fmt(hi)}]"
+    if e.ci is None:
+        return _fmt(e.value)
+    lo, hi = e.ci
+    return f"{_fmt(e.value)} [{_fmt(lo)}, {_fmt(hi)}]"
 
 
-def _verdict(bound: dict[str, Any]) -> str:
+def _verdict(bound: BoundReport) -> str:
     """The ledger comparison computed by the runner (same unit only), as a suffix."""
-    cmp = bound.get("ledger_comparison")
-    if not cmp or cmp.get("ledger_unit") == "none":
+    cmp = bound.ledger_comparison
+    if cmp is None or cmp.ledger_unit == "none":
         return ""
-    text = cmp["text"]
-    return f" — **{text}**" if cmp.get("violation") and cmp.get("sound") else f" — {text}"
+    return f" — **{cmp.text}**" if cmp.violation and cmp.sound else f" — {cmp.text}"
 
 
-_KNOWN_KINDS = ("binary", "multiclass")
-
-
-def _binary_rows(attacks: list[dict[str, Any]]) -> list[str]:
+def _binary_rows(attacks: Sequence[AttackReport]) -> list[str]:
     """Table of the attacks with binary metrics (membership, link, reconstruction)."""
     from graphleaks.audit.risk_sections import candidates_cell
 
-    rows = [a for a in attacks if "binary" in a["metrics"]]
+    rows = [a for a in attacks if a.metrics.binary is not None]
     if not rows:
         return []
     lines = [
@@ -240,60 +410,59 @@ def _binary_rows(attacks: list[dict[str, Any]]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for a in rows:
-        b = a["metrics"]["binary"]
-        at = b.get("at_threshold")
-        acc = _est(at["accuracy"]) if at else "no threshold"
-        lb = (a["metrics"].get("epsilon_lower_bound")
-              or a["metrics"].get("epsilon_lower_bound_max_over_thresholds"))
+        b = a.metrics.binary
+        assert b is not None  # filtered above
+        acc = _est(b.at_threshold.accuracy) if b.at_threshold else "no threshold"
+        lb = a.metrics.bound
         lines.append(
-            f"| {a['attack']} | {candidates_cell(a)} | {_est(b['auc'])} | "
-            f"{_est(b['tpr_at_fpr'].get('0.001'))} | {_est(b['tpr_at_fpr'].get('0.01'))} | "
-            f"{_est(b['max_advantage'])} | {acc} | "
-            f"{_fmt(lb['epsilon_lb']) if lb else '–'} |"
+            f"| {a.attack} | {candidates_cell(a)} | {_est(b.auc)} | "
+            f"{_est(b.tpr_at_fpr.get(0.001))} | {_est(b.tpr_at_fpr.get(0.01))} | "
+            f"{_est(b.max_advantage)} | {acc} | "
+            f"{_fmt(lb.bound.epsilon_lb) if lb else '–'} |"
         )
     return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
 
 
-def _other_rows(attacks: list[dict[str, Any]]) -> list[str]:
+def _other_rows(attacks: Sequence[AttackReport]) -> list[str]:
     """Attacks whose metrics are of a kind this writer has no table for: listed, never lost."""
-    rows = [a for a in attacks if not any(k in a["metrics"] for k in _KNOWN_KINDS)]
+    rows = [a for a in attacks if a.metrics.binary is None and a.metrics.multiclass is None]
     if not rows:
         return []
     lines = ["| attack | metrics |", "|---|---|"]
     for a in rows:
-        lines.append(f"| {a['attack']} | {', '.join(sorted(a['metrics'])) or '–'} "
+        lines.append(f"| {a.attack} | {', '.join(sorted(a.metrics.extra)) or '–'} "
                      "(see report.json) |")
     return lines + [""]
 
 
-def interval_methods_of(node: Any, path: str, out: dict[str, list[str]]) -> None:
-    """Collect ``{method: [metric paths]}`` from the estimates of a metrics dictionary."""
-    if not isinstance(node, dict):
-        return
-    if "method" in node and "ci" in node:
-        out.setdefault(str(node["method"]), []).append(path)
-        return
-    for key, value in node.items():
-        interval_methods_of(value, f"{path}.{key}" if path else str(key), out)
+def interval_methods_of(metrics: AttackMetrics) -> dict[str, list[str]]:
+    """``{method: [metric paths]}`` of the interval estimates of one attack's metrics."""
+    out: dict[str, list[str]] = {}
+    for path, est in metrics.estimates().items():
+        out.setdefault(est.method, []).append(path)
+    return out
 
 
-def _interval_methods(attacks: list[dict[str, Any]]) -> list[str]:
+def _interval_methods(attacks: Sequence[AttackReport]) -> list[str]:
     """One line per attack naming the interval method of each metric (e.g. at a boundary)."""
     lines = []
     for a in attacks:
-        found: dict[str, list[str]] = {}
-        for kind in _KNOWN_KINDS:
-            interval_methods_of(a["metrics"].get(kind), "", found)
+        found = interval_methods_of(a.metrics)
         if found:
             listed = "; ".join(f"{m}: {', '.join(paths)}" for m, paths in sorted(found.items()))
-            lines.append(f"- interval methods of {a['attack']}: {listed}")
+            lines.append(f"- interval methods of {a.attack}: {listed}")
     return lines + [""] if lines else []
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    """A Markdown summary of a report dictionary."""
-    t, led = report["target"], report["ledger"]
-    ds = t["dataset"].get("name", "user graph") if t["dataset"] else "user graph"
+def _eps(x: float) -> str:
+    """The ledger's ε as the report always wrote it (``inf`` for none)."""
+    return str(x) if math.isfinite(x) else "inf"
+
+
+def render_markdown(report: AuditReport) -> str:
+    """A Markdown summary of a report."""
+    t, led = report.target, report.ledger
+    ds = t.dataset.get("name", "user graph") if t.dataset else "user graph"
     from graphleaks.audit.risk_sections import (
         render_attribute_markdown,
         render_slices_markdown,
@@ -304,30 +473,29 @@ def render_markdown(report: dict[str, Any]) -> str:
         "# graphleaks audit report",
         "",
         render_verdict_markdown(report),
-        f"Target: **{t['architecture']['arch'].upper()}** on **{ds}** "
-        f"({t['num_nodes']} nodes, {t['num_edges'] // 2} undirected edges), "
-        f"{t['protocol']} protocol, defense **{t['defense']}**. Seed {report['seed']}.",
+        f"Target: **{str(t.architecture['arch']).upper()}** on **{ds}** "
+        f"({t.num_nodes} nodes, {t.num_edges // 2} undirected edges), "
+        f"{t.protocol} protocol, defense **{t.defense}**. Seed {report.seed}.",
         "",
         "| utility | train | val | test |",
         "|---|---|---|---|",
     ]
-    u = t["utility"]
+    u = t.utility
     for m in ("accuracy", "f1_macro"):
         lines.append(f"| {m} | " + " | ".join(_fmt(u.get(f"{p}_{m}")) for p in
                                               ("train", "val", "test")) + " |")
-    eps = led["epsilon"]
     lines += [
         "",
-        f"Privacy ledger: unit **{led['unit']}**, claimed ε = **{eps}**, δ = {led['delta']}, "
-        f"accountant `{led['accountant']}`, status {led['status']}.",
+        f"Privacy ledger: unit **{led.unit.value}**, claimed ε = **{_eps(led.epsilon)}**, "
+        f"δ = {led.delta}, accountant `{led.accountant}`, status {led.status.value}.",
     ]
-    for note in led.get("notes", []):
+    for note in led.notes:
         lines.append(f"- {note}")
-    serving = led.get("serving")
-    if serving:
-        lines.append(f"- served model: {serving['fresh_releases']} fresh release(s) of the "
+    serving = report.serving
+    if serving is not None:
+        lines.append(f"- served model: {serving.fresh_releases} fresh release(s) of the "
                      f"private data answered during this audit; the API's ε after them is "
-                     f"{_fmt(serving['epsilon_after_queries'])} ({serving['policy']})")
+                     f"{_fmt(serving.epsilon_after_queries)} ({serving.policy})")
     lines += [
         "",
         "## Attacks",
@@ -336,49 +504,54 @@ def render_markdown(report: dict[str, Any]) -> str:
         "Scores: higher = more likely positive.",
         "",
     ]
-    lines += _binary_rows(report["attacks"])
+    lines += _binary_rows(report.attacks)
     lines.append(render_attribute_markdown(report))
-    lines += _other_rows(report["attacks"])
-    lines += _interval_methods(report["attacks"])
-    lines += _canary_lines(report.get("canary_audits", []))
-    for a in report["attacks"]:
-        lines.append(f"### {a['attack']}")
+    lines += _other_rows(report.attacks)
+    lines += _interval_methods(report.attacks)
+    lines += _canary_lines(report.canary_audits)
+    for a in report.attacks:
+        lines.append(f"### {a.attack}")
         lines.append("")
-        tm = a["threat_model"]
-        aware = ("knows the defense" if tm.get("defense_knowledge", True)
+        tm = a.threat_model
+        aware = ("knows the defense" if tm.defense_knowledge
                  else "defense-unaware (compare mode)")
-        lines.append(f"- threat model: {tm['access']}, outputs {', '.join(tm['outputs'])}, "
-                     f"{aware}; queries evaluated in the `{a['query_graph']}` graph")
-        o = a["metrics"].get("oracle_balanced_accuracy")
-        if o:
+        outputs = ", ".join(sorted(o.value for o in tm.outputs))
+        lines.append(f"- threat model: {_value(tm.access)}, outputs {outputs}, "
+                     f"{aware}; queries evaluated in the `{a.query_graph}` graph")
+        am = a.metrics
+        if am.oracle_balanced_accuracy is not None:
             lines.append(f"- oracle balanced accuracy (threshold chosen on the evaluation "
-                         f"labels, an upper bound): {_fmt(o['value'])}")
-        pm = a["metrics"].get("paper_metric")
-        if pm:
-            lines.append(f"- {pm['name']}: {_fmt(pm['value'])}")
-        lb = a["metrics"].get("epsilon_lower_bound")
-        lb_max = a["metrics"].get("epsilon_lower_bound_max_over_thresholds")
+                         f"labels, an upper bound): {_fmt(am.oracle_balanced_accuracy.value)}")
+        if am.paper_metric is not None:
+            lines.append(f"- {am.paper_metric.name}: {_fmt(am.paper_metric.value)}")
+        lb, lb_max = am.epsilon_lower_bound, am.epsilon_lower_bound_max_over_thresholds
         if lb:
-            lines.append(f"- empirical ε lower bound {_fmt(lb['epsilon_lb'])} "
-                         f"({lb.get('unit', 'node')} unit) at the attack's own threshold "
-                         f"(claimed ε {led['epsilon']}, {led['unit']} unit){_verdict(lb)}")
+            lines.append(f"- empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
+                         f"({lb.bound.unit} unit) at the attack's own threshold "
+                         f"(claimed ε {_eps(led.epsilon)}, {led.unit.value} unit){_verdict(lb)}")
         if lb_max:
             lines.append(f"- optimistic ε bound (best threshold chosen on the evaluation "
-                         f"labels): {_fmt(lb_max['epsilon_lb'])}{_verdict(lb_max)}")
-        if lb or lb_max:
-            for assumption in (lb or lb_max).get("assumptions", []):
+                         f"labels): {_fmt(lb_max.bound.epsilon_lb)}{_verdict(lb_max)}")
+        either = lb or lb_max
+        if either:
+            for assumption in either.bound.assumptions:
                 lines.append(f"  - assumption: {assumption}")
-        if a["compat_flags"]:
-            lines.append(f"- **compatibility flags on:** {', '.join(a['compat_flags'])} "
+        if a.compat_flags:
+            lines.append(f"- **compatibility flags on:** {', '.join(a.compat_flags)} "
                          "(reproduces the original code, not the correct protocol)")
-        for note in a["notes"]:
+        for note in a.notes:
             lines.append(f"- {note}")
         lines.append("")
     lines.append(render_slices_markdown(report))
     return "\n".join(lines)
 
 
-def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
+def _value(x: Any) -> str:
+    """An enum member's value, or the text itself (threat-model fields may be either)."""
+    return str(getattr(x, "value", x))
+
+
+def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
     """Claimed beside audited ε per unit (one-run canary audits), violations flagged."""
     if not audits:
         return []
@@ -389,11 +562,11 @@ def _canary_lines(audits: list[dict[str, Any]]) -> list[str]:
              "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
              "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
     for a in audits:
-        b = a["bound"]
-        verdict = "**VIOLATION: audited ε above claimed ε**" if a["violation"] else "consistent"
-        lines.append(f"| {a['unit']} | {b['num_canaries']} ({a['num_inserted']}) | {a['attack']} "
-                     f"| {b['num_guesses']} / {b['num_correct']} | {_fmt(a['claimed_epsilon'])} | "
-                     f"{_fmt(b['epsilon_lb'])} | {_fmt(b['mu_lb'])} | {verdict} |")
+        b = a.bound
+        verdict = "**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent"
+        lines.append(f"| {a.unit} | {b.num_canaries} ({a.num_inserted}) | {a.attack} "
+                     f"| {b.num_guesses} / {b.num_correct} | {_fmt(a.claimed_epsilon)} | "
+                     f"{_fmt(b.epsilon_lb)} | {_fmt(b.mu_lb)} | {verdict} |")
     return [*lines, ""]
 
 
@@ -422,11 +595,11 @@ def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
     def fill(tmp: Path) -> None:
         (tmp / "report.json").write_text(
             json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
-        (tmp / "report.md").write_text(render_markdown(data) + "\n", encoding="utf-8")
+        (tmp / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")
         if html:
             from graphleaks.audit.html import render_html
 
-            (tmp / "report.html").write_text(render_html(data), encoding="utf-8")
+            (tmp / "report.html").write_text(render_html(report), encoding="utf-8")
         if scores is not None:
             from graphleaks.audit.scores import scores_csv
 

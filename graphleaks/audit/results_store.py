@@ -294,15 +294,16 @@ def _dump(value: Any) -> str | None:
 
 def flat_row(row: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
     """A flat record of one row: identifiers, chosen metric values/CIs, utility, timings."""
-    from graphleaks.audit.spec import metric_estimate
+    from graphleaks.audit.records import decode_readings
 
     out: dict[str, Any] = {k: row.get(k) for k in ("config_hash", "defense", "epsilon",
                                                     "attack", "seed", "status")}
+    readings = decode_readings(row.get("metrics") or {}, "results store metrics")
     for m in metrics:
-        est = metric_estimate({"metrics": row.get("metrics") or {}}, m)
-        out[m] = None if est is None else est["value"]
-        out[f"{m}_lo"] = None if est is None or est["ci"] is None else est["ci"][0]
-        out[f"{m}_hi"] = None if est is None or est["ci"] is None else est["ci"][1]
+        est = readings.get(m)
+        out[m] = None if est is None else est.value
+        out[f"{m}_lo"] = None if est is None or est.ci is None else est.ci[0]
+        out[f"{m}_hi"] = None if est is None or est.ci is None else est.ci[1]
     util = row.get("utility") or {}
     out["test_accuracy"] = util.get("test_accuracy")
     out["claimed_epsilon"] = (row.get("ledger") or {}).get("epsilon")

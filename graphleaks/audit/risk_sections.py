@@ -7,10 +7,13 @@ Renderers only: every number comes from the report (computed in :mod:`graphleaks
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphleaks.audit.scores import DEGREE_BUCKETS
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AttackReport, AuditReport
+    from graphleaks.metrics.binary import Estimate
 
 #: What the positives and negatives of each task are.
 SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
@@ -23,38 +26,35 @@ def sides(task: str) -> tuple[str, str]:
     return SIDE_LABELS.get(task, ("positives", "negatives"))
 
 
-def candidates_cell(attack: Mapping[str, Any]) -> str:
+def candidates_cell(attack: AttackReport) -> str:
     """E.g. ``542 members / 542 non-members`` or ``1276 edges / 1276 non-edges``."""
-    b = attack.get("metrics", {}).get("binary", {})
-    pos, neg = sides(str(attack.get("task")))
-    return f"{b.get('n_pos')} {pos} / {b.get('n_neg')} {neg}"
+    b = attack.metrics.binary
+    pos, neg = sides(attack.task)
+    n_pos, n_neg = (None, None) if b is None else (b.n_pos, b.n_neg)
+    return f"{n_pos} {pos} / {n_neg} {neg}"
 
 
-def _est(e: Mapping[str, Any] | None) -> str:
-    if not e:
+def _est(e: Estimate | None) -> str:
+    if e is None:
         return "–"
-    ci = e.get("ci") or [None, None]
-    if ci[0] is None:
-        return f"{float(e['value']):.3f}"
-    return f"{float(e['value']):.3f} [{float(ci[0]):.3f}, {float(ci[1]):.3f}]"
+    return f"{float(e.value):.3f} [{float(e.lo):.3f}, {float(e.hi):.3f}]"
 
 
-def _slice_rows(attack: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
-    pos, neg = sides(str(attack.get("task")))
+def _slice_rows(attack: AttackReport) -> list[tuple[str, str, str, str]]:
+    pos, neg = sides(attack.task)
     rows = []
-    for key, s in (attack.get("metrics", {}).get("slices") or {}).items():
-        counts = f"{s['n_pos']} {pos} / {s['n_neg']} {neg}"
-        if s.get("too_few"):
+    for key, s in attack.metrics.slices.items():
+        counts = f"{s.n_pos} {pos} / {s.n_neg} {neg}"
+        if s.too_few:
             rows.append((key, counts, "too few for an interval", ""))
             continue
-        b = s["binary"]
-        rows.append((key, counts, _est(b.get("auc")), _est(b.get("tpr_at_fpr", {}).get("0.01"))))
+        rows.append((key, counts, _est(s.auc), _est(s.tpr_at_fpr.get(0.01))))
     return rows
 
 
-def render_slices_markdown(report: Mapping[str, Any]) -> str:
+def render_slices_markdown(report: AuditReport) -> str:
     """Slices of every attack, as Markdown (empty when no attack has slices)."""
-    attacks = [a for a in report.get("attacks", []) if a.get("metrics", {}).get("slices")]
+    attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
     lines = ["## Per-node risk: slices", "",
@@ -64,39 +64,40 @@ def render_slices_markdown(report: Mapping[str, Any]) -> str:
              "with `graphleaks check --max 'ATTACK[SLICE].tpr@1%fpr=0.1'`; every "
              "candidate's score is in `scores.csv`.", ""]
     for a in attacks:
-        lines += [f"### {a['attack']}", "", "| slice | candidates | AUC | TPR@1%FPR |",
+        lines += [f"### {a.attack}", "", "| slice | candidates | AUC | TPR@1%FPR |",
                   "|---|---|---|---|"]
         lines += [f"| `{k}` | {c} | {auc} | {tpr} |" for k, c, auc, tpr in _slice_rows(a)]
         lines.append("")
     return "\n".join(lines)
 
 
-def degree_figure(report: Mapping[str, Any]) -> Any | None:
+def degree_figure(report: AuditReport) -> Any | None:
     """TPR@1%FPR and AUC (with intervals) per degree bucket, one line per attack."""
     from graphleaks.audit.html import _pyplot
 
     keys = [k for _, _, k in DEGREE_BUCKETS]
     series = []
-    for a in report.get("attacks", []):
-        sl = a.get("metrics", {}).get("slices") or {}
-        pts: list[tuple[int, dict[str, Any]]] = []  # (slice index, {"auc": .., "tpr": ..})
+    for a in report.attacks:
+        sl = a.metrics.slices
+        pts = []
         for i, k in enumerate(keys):
-            b = (sl.get(k) or {}).get("binary")
-            if b:
-                pts.append((i, {"auc": b["auc"], "tpr": b["tpr_at_fpr"]["0.01"]}))
+            s = sl.get(k)
+            if s is not None and s.auc is not None and 0.01 in s.tpr_at_fpr:
+                pts.append((i, s.auc, s.tpr_at_fpr[0.01]))
         if pts:
-            series.append((a["attack"], pts))
+            series.append((a.attack, pts))
     if not series:
         return None
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for j, (name, pts) in enumerate(series):
         dx = (j - (len(series) - 1) / 2) * 0.06
-        for ax, col in ((axes[0], "tpr"), (axes[1], "auc")):
+        for ax, col in ((axes[0], 2), (axes[1], 1)):
             xs = [p[0] + dx for p in pts]
-            ys = [float(p[1][col]["value"]) for p in pts]
-            lo = [y - float(p[1][col]["ci"][0]) for y, p in zip(ys, pts, strict=True)]
-            hi = [float(p[1][col]["ci"][1]) - y for y, p in zip(ys, pts, strict=True)]
+            ests = [p[1] if col == 1 else p[2] for p in pts]
+            ys = [float(e.value) for e in ests]
+            lo = [y - float(e.lo) for y, e in zip(ys, ests, strict=True)]
+            hi = [float(e.hi) - y for y, e in zip(ys, ests, strict=True)]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=name)
     for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
         ax.axhline(base, color="grey", ls="--", lw=1)
@@ -108,15 +109,15 @@ def degree_figure(report: Mapping[str, Any]) -> Any | None:
     return fig
 
 
-def _exposed_table(attack: Mapping[str, Any]) -> str:
-    rows = (attack.get("exposure") or {}).get("most_exposed") or []
+def _exposed_table(attack: AttackReport) -> str:
+    rows = attack.exposure.get("most_exposed") or []
     if not rows:
         return ""
     e = html.escape
     pairs = "src" in rows[0]
-    pos, _ = sides(str(attack.get("task")))
+    pos, _ = sides(attack.task)
     head = "<th>edge</th>" if pairs else "<th>node</th>"
-    out = [f"<h3>{e(attack['attack'])}: the {len(rows)} most exposed {e(pos)}</h3>"
+    out = [f"<h3>{e(attack.attack)}: the {len(rows)} most exposed {e(pos)}</h3>"
            f"<table><tr><th>rank</th>{head}<th>degree</th><th>class</th><th>score</th></tr>"]
     for r in rows:
         who = f"{r['src']}–{r['dst']}" if pairs else str(r["node"])
@@ -127,11 +128,11 @@ def _exposed_table(attack: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def render_slices_html(report: Mapping[str, Any]) -> str:
+def render_slices_html(report: AuditReport) -> str:
     """Per-node risk section of the HTML report: plot, most exposed candidates, slices."""
     from graphleaks.audit.html import _figure
 
-    attacks = [a for a in report.get("attacks", []) if a.get("metrics", {}).get("slices")]
+    attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
     e = html.escape
@@ -147,7 +148,7 @@ def render_slices_html(report: Mapping[str, Any]) -> str:
     for a in attacks:
         out.append(_exposed_table(a))
     for a in attacks:
-        out.append(f"<h3>{e(a['attack'])}: slices</h3><table><tr><th>slice</th>"
+        out.append(f"<h3>{e(a.attack)}: slices</h3><table><tr><th>slice</th>"
                    "<th>candidates</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
         for k, c, auc, tpr in _slice_rows(a):
             out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"
@@ -156,20 +157,21 @@ def render_slices_html(report: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def render_attribute_markdown(report: Mapping[str, Any]) -> str:
+def render_attribute_markdown(report: AuditReport) -> str:
     """Attribute-inference results as a Markdown table (empty when none ran)."""
-    attacks = [a for a in report.get("attacks", []) if "multiclass" in a.get("metrics", {})]
+    attacks = [a for a in report.attacks if a.metrics.multiclass is not None]
     if not attacks:
         return ""
     lines = ["| attribute attack | nodes with known / unknown attribute | accuracy | "
              "gain over majority baseline | majority baseline accuracy |", "|---|---|---|---|---|"]
     for a in attacks:
-        mc = a["metrics"]["multiclass"]
-        n_known = (a.get("baseline") or {}).get("n_known")
+        mc = a.metrics.multiclass
+        assert mc is not None  # filtered above
+        n_known = a.baseline.get("n_known")
         known = "?" if n_known is None else int(n_known)
-        base = (a.get("baseline") or {}).get("accuracy", mc.get("majority_baseline"))
-        lines.append(f"| {a['attack']} | {known} / {mc.get('n')} | {_est(mc.get('accuracy'))} | "
-                     f"{_est(mc.get('gain_over_baseline'))} | "
+        base = a.baseline.get("accuracy", mc.majority_baseline)
+        lines.append(f"| {a.attack} | {known} / {mc.n} | {_est(mc.accuracy)} | "
+                     f"{_est(mc.gain_over_baseline)} | "
                      f"{'–' if base is None else f'{float(base):.3f}'} |")
     lines.append("")
     return "\n".join(lines)

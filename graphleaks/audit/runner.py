@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,11 +14,21 @@ from graphleaks._progress import progress
 from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.harness import run_attack
+from graphleaks.audit.records import (
+    AttackMetrics,
+    BoundReport,
+    LedgerComparison,
+    OracleAccuracy,
+    PaperMetric,
+    RocCurve,
+)
 from graphleaks.audit.report import (
     REPORT_SCHEMA_VERSION,
     AttackReport,
     AuditReport,
+    ServingSummary,
     TargetSummary,
+    json_safe,
 )
 from graphleaks.audit.scores import CandidateTable, candidate_table, most_exposed, slice_masks
 from graphleaks.audit.suite import (
@@ -111,8 +122,8 @@ def check_trainable(graph: Data, split: MembershipSplit) -> None:
 def evaluate_result(
     result: AttackResult, *, n_bootstrap: int, seed: int, claimed_delta: float = 0.0,
     ledger: PrivacyLedger | None = None,
-) -> dict[str, Any]:
-    """All metrics of one result (delegated to :mod:`graphleaks.metrics`).
+) -> AttackMetrics:
+    """All metrics of one result (delegated to :mod:`graphleaks.metrics`), typed.
 
     Attribute inference results hold predicted classes as scores and are evaluated as
     multiclass predictions against the majority baseline; every other task is binary.
@@ -130,40 +141,42 @@ def evaluate_result(
         mc = multiclass_metrics(result.labels.astype(np.int64),
                                 np.rint(result.scores).astype(np.int64),
                                 y_train=result.train_labels, n_bootstrap=n_bootstrap, seed=seed)
-        return {"multiclass": mc.to_dict()}
+        return AttackMetrics(multiclass=mc)
     metrics = binm.binary_metrics(result.scores, result.labels, threshold=result.threshold,
                                   n_bootstrap=n_bootstrap, seed=seed)
-    out: dict[str, Any] = {"binary": metrics.to_dict(),
-                           "roc": binm.roc_points(result.scores, result.labels)}
+    roc = binm.roc_points(result.scores, result.labels)
     oracle_acc, oracle_thr = binm.best_balanced_accuracy(result.scores, result.labels)
-    out["oracle_balanced_accuracy"] = {"value": oracle_acc, "threshold": oracle_thr,
-                                       "note": "upper bound: threshold chosen on the "
-                                               "evaluation labels"}
+    paper = None
     if "compat_duddu_label_indexing" in result.compat_flags:
         n_in = int(result.labels.sum()) // max(1, len(result.scores) // len(result.candidates))
         n_out = len(result.candidates) - n_in
-        out["paper_metric"] = {
-            "name": "GraphLeaks confidence 'accuracy' with the one-hot indexing bug",
-            "value": binm.duddu_onehot_confidence_accuracy(result.scores, result.labels,
-                                                           n_in, n_out),
-        }
+        paper = PaperMetric(
+            "GraphLeaks confidence 'accuracy' with the one-hot indexing bug",
+            float(binm.duddu_onehot_confidence_accuracy(result.scores, result.labels,
+                                                        n_in, n_out)))
+    bounds: dict[str, BoundReport] = {}
     unit = TESTED_UNITS.get(result.task.value)
     if unit is not None and len(result.scores) == len(result.candidates):
         # Sound only at a threshold chosen without the evaluation labels; the maximum over
         # thresholds is kept as an optimistic figure and labelled so.
-        bounds = {}
+        raw = {}
         if result.threshold is not None:
-            bounds["epsilon_lower_bound"] = epsilon_lower_bound(
+            raw["epsilon_lower_bound"] = epsilon_lower_bound(
                 result.scores, result.labels, delta=claimed_delta, threshold=result.threshold,
                 unit=unit)
-        bounds["epsilon_lower_bound_max_over_thresholds"] = epsilon_lower_bound(
+        raw["epsilon_lower_bound_max_over_thresholds"] = epsilon_lower_bound(
             result.scores, result.labels, delta=claimed_delta, unit=unit)
-        for key, bound in bounds.items():
-            out[key] = bound.to_dict()
-            if ledger is not None:
-                out[key]["ledger_comparison"] = compare_with_claim(
-                    bound, ledger_unit=ledger.unit.value, claimed_epsilon=ledger.epsilon)
-    return out
+        for key, bound in raw.items():
+            cmp = None if ledger is None else LedgerComparison.of(compare_with_claim(
+                bound, ledger_unit=ledger.unit.value, claimed_epsilon=ledger.epsilon))
+            bounds[key] = BoundReport(bound, cmp)
+    return AttackMetrics(
+        binary=metrics,
+        roc=RocCurve(tuple(float(x) for x in roc["fpr"]), tuple(float(x) for x in roc["tpr"])),
+        oracle_balanced_accuracy=OracleAccuracy(float(oracle_acc), float(oracle_thr)),
+        paper_metric=paper, epsilon_lower_bound=bounds.get("epsilon_lower_bound"),
+        epsilon_lower_bound_max_over_thresholds=bounds.get(
+            "epsilon_lower_bound_max_over_thresholds"))
 
 
 def _one_sided_challenge(result: AttackResult) -> str | None:
@@ -326,17 +339,19 @@ def audit_with_scores(
         if table is not None:
             tables.append(table)
             if result.task != Task.ATTRIBUTE:
-                metrics["slices"] = slice_metrics(
+                metrics = dataclasses.replace(metrics, slices=slice_metrics(
                     result.scores, result.labels, slice_masks(table), n_bootstrap=n_boot,
-                    seed=derive_seed(seed, "slices", attack.name))
+                    seed=derive_seed(seed, "slices", attack.name)))
                 exposure["most_exposed"] = most_exposed(table)
+        # plain-data fields are stored in their JSON form, so a decoded report equals this one
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
-            threat_model=result.threat_model.to_dict(), config=result.config,
+            threat_model=result.threat_model, config=json_safe(result.config),
             compat_flags=list(result.compat_flags), notes=list(result.notes),
             query_graph=result.query_graph, metrics=metrics,
-            baseline=trivial_baseline(result.labels, result.train_labels, result.task),
-            runtime_s=result.runtime_s, exposure=exposure,
+            baseline=json_safe(trivial_baseline(result.labels, result.train_labels,
+                                                result.task)),
+            runtime_s=float(result.runtime_s), exposure=json_safe(exposure),
         ))
     cfg = dict(config or {})
     cfg.setdefault("suite", the_suite.name)
@@ -344,22 +359,22 @@ def audit_with_scores(
         cfg["skipped_attacks"] = skipped
     g = target.graph
     summary = TargetSummary(
-        architecture=target.spec.to_dict(), defense=target.defense,
-        defense_config=reported_config(target.defense, target.defense_config),
-        dataset=target.dataset.to_dict(),
+        architecture=json_safe(target.spec.to_dict()), defense=target.defense,
+        defense_config=json_safe(reported_config(target.defense, target.defense_config)),
+        dataset=json_safe(target.dataset.to_dict()),
         fingerprint=fingerprint(g), num_nodes=int(g.num_nodes),
         num_edges=int(g.edge_index.size(1)), protocol=target.split.kind,
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},
-        utility=target.utility, training=target.training,
+        utility=json_safe(target.utility), training=json_safe(target.training),
     )
-    ledger = target.ledger.to_dict()
+    serving = None
     guard = getattr(target.model, "release_guard", None)
     if guard is not None:  # a model that adds noise at inference: its API's ε after the audit
-        ledger["serving"] = guard.summary()
+        serving = ServingSummary(**guard.summary())
     report = AuditReport(
         schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=summary,
-        ledger=ledger, attacks=reports, config=cfg,
-        versions=library_versions(),
+        ledger=target.ledger, attacks=reports, config=json_safe(cfg),
+        versions=library_versions(), serving=serving,
     )
     return AuditRun(report, tuple(tables))
 

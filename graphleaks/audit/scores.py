@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,8 +172,3 @@ def scores_csv(tables: Sequence[CandidateTable]) -> str:
             w.writerow((t.attack, t.task, node, src, dst, int(t.degree[i]), t.cls[i],
                         t.part[i], repr(float(t.scores[i])), int(t.labels[i])))
     return buf.getvalue()
-
-
-def slices_of(report_attack: Mapping[str, Any]) -> dict[str, Any]:
-    """The slices recorded in one report attack entry (empty if none)."""
-    return dict(report_attack.get("metrics", {}).get("slices") or {})

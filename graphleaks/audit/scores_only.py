@@ -377,13 +377,13 @@ def audit_scores_run(
 
             masks = {f"class={c}": np.asarray(table.cls == c)
                      for c in sorted(set(table.cls.tolist()))}
-            metrics["slices"] = slice_metrics(result.scores, result.labels, masks,
-                                              n_bootstrap=n_boot,
-                                              seed=derive_seed(seed, "slices", attack.name))
+            metrics = dataclasses.replace(metrics, slices=slice_metrics(
+                result.scores, result.labels, masks, n_bootstrap=n_boot,
+                seed=derive_seed(seed, "slices", attack.name)))
             exposure["most_exposed"] = most_exposed(table)
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
-            threat_model=result.threat_model.to_dict(), config=result.config,
+            threat_model=result.threat_model, config=result.config,
             compat_flags=list(result.compat_flags),
             notes=list(result.notes) + ["scores-only audit: the target's exported scores; the "
                                         "graph, features and architecture were not available"],
@@ -401,7 +401,7 @@ def audit_scores_run(
     report = AuditReport(
         schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=_summary(target),
         ledger=dataclasses.replace(PrivacyLedger.non_private(), notes=(
-            "scores-only audit: the target's privacy claim is unknown",)).to_dict(),
+            "scores-only audit: the target's privacy claim is unknown",)),
         attacks=reports, config=cfg, versions=library_versions(),
     )
     return AuditRun(report, tuple(tables))

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphleaks.audit.records import METRIC_READERS
 from graphleaks.errors import DataError, InvalidConfigError
 
 if TYPE_CHECKING:  # graphleaks.data imports torch; a spec is parsed without it
@@ -62,24 +63,9 @@ else:  # pragma: no cover - Python 3.10
 
 SPEC_VERSION = 1
 
-#: Gateable metric names and where they live in an attack's ``metrics`` dictionary.
-#: Each path points at an estimate ``{"value": v, "ci": [lo, hi]}`` or a bare number.
-METRICS: dict[str, tuple[str, ...]] = {
-    "auc": ("binary", "auc"),
-    "average_precision": ("binary", "average_precision"),
-    "max_advantage": ("binary", "max_advantage"),
-    "tpr@0.1%fpr": ("binary", "tpr_at_fpr", "0.001"),
-    "tpr@1%fpr": ("binary", "tpr_at_fpr", "0.01"),
-    "tpr@10%fpr": ("binary", "tpr_at_fpr", "0.1"),
-    "accuracy": ("binary", "at_threshold", "accuracy"),
-    "advantage": ("binary", "at_threshold", "advantage"),
-    "balanced_accuracy": ("binary", "at_threshold", "balanced_accuracy"),
-    "epsilon_lb": ("epsilon_lower_bound", "epsilon_lb"),
-    "attribute_accuracy": ("multiclass", "accuracy"),
-    "f1_micro": ("multiclass", "f1_micro"),
-    "f1_macro": ("multiclass", "f1_macro"),
-    "gain_over_baseline": ("multiclass", "gain_over_baseline"),
-}
+#: Gateable metric names; :data:`graphleaks.audit.records.METRIC_READERS` reads each one
+#: from an attack's typed metrics.
+METRICS: tuple[str, ...] = tuple(METRIC_READERS)
 #: Metrics that are not probabilities (their thresholds may exceed 1).
 UNBOUNDED_METRICS = frozenset({"epsilon_lb"})
 DEFAULT_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "max_advantage")
@@ -535,36 +521,3 @@ def run_spec(spec: AuditSpec, *, device: str = "cpu",
     return run_audit(target, attack_objs, seed=spec.seed, n_bootstrap=spec.n_bootstrap,
                      view=spec.query_graph, config=config, defense_aware=spec.defense_aware,
                      compare_unit=spec.compare_unit)
-
-
-def metric_estimate(attack: Mapping[str, Any], metric: str) -> dict[str, Any] | None:
-    """Read ``metric`` of one report attack entry as ``{"value", "ci"}`` (None if absent).
-
-    This reads numbers already computed by :mod:`graphleaks.metrics`; it computes nothing.
-    """
-    node: Any = attack.get("metrics", {})
-    for key in METRICS[metric]:
-        if not isinstance(node, Mapping) or key not in node:
-            return None
-        node = node[key]
-    where = f"{attack.get('attack', 'attack')}.{metric}"
-    if isinstance(node, Mapping) and "value" in node:
-        ci = node.get("ci")
-        if ci and (not isinstance(ci, list) or len(ci) != 2):
-            raise DataError(f"report: {where}: the confidence interval must be a pair of "
-                            "numbers")
-        return {"value": _num(node["value"], where),
-                "ci": [_num(ci[0], where), _num(ci[1], where)] if ci else None}
-    if isinstance(node, (int, float, str)) and not isinstance(node, bool):
-        return {"value": _num(node, where), "ci": None}
-    return None
-
-
-def _num(x: Any, where: str = "metric") -> float:
-    """A number of a report; ``"inf"``/``"nan"`` are how its JSON encoder writes non-finite."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        raise DataError(f"report: {where} must be a number, got {type(x).__name__}")
-    try:
-        return float(x)
-    except ValueError:
-        raise DataError(f"report: {where} must be a number, got a string") from None

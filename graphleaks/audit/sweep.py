@@ -231,7 +231,7 @@ def run_unit(unit: Unit, *, threads: int | None = 1) -> list[dict[str, Any]]:
             report = run_audit(target, [attack], seed=cfg["seed"],
                                n_bootstrap=cfg["n_bootstrap"], view=cfg["query_graph"])
             out.append({"config_hash": r["config_hash"], "status": "done",
-                        "metrics": report.to_dict()["attacks"][0]["metrics"],
+                        "metrics": report.attacks[0].metrics.to_dict(),
                         "utility": dict(target.utility), "ledger": target.ledger.to_dict(),
                         "train_s": train_s, "attack_s": time.perf_counter() - t1,
                         "worker_pid": pid})

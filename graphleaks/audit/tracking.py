@@ -12,13 +12,19 @@ Written against MLflow's public fluent API (``mlflow.start_run``, ``log_params``
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphleaks.errors import InvalidConfigError
+
+if TYPE_CHECKING:
+    from graphleaks.audit.records import AttackMetrics
+    from graphleaks.audit.report import AuditReport
+    from graphleaks.metrics.binary import Estimate
 
 REPORT_FILES = ("report.json", "report.md", "report.html", "scores.csv")
 
@@ -37,42 +43,65 @@ def _key(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_\-./ ]", "_", name)
 
 
-def flat_metrics(attack: str, metrics: Mapping[str, Any], prefix: str = "") -> Iterator[
-        tuple[str, float]]:
-    """``(key, value)`` for every estimate of one attack: value and, with an interval,
-    ``.ci_lo``/``.ci_hi``."""
-    for k, v in metrics.items():
-        path = f"{prefix}.{k}" if prefix else str(k)
-        if isinstance(v, Mapping) and "value" in v:
-            try:
-                yield _key(f"{attack}.{path}"), float(v["value"])
-            except (TypeError, ValueError):
-                continue
-            ci = v.get("ci")
-            if ci and ci[0] is not None:
-                yield _key(f"{attack}.{path}.ci_lo"), float(ci[0])
-                yield _key(f"{attack}.{path}.ci_hi"), float(ci[1])
-        elif isinstance(v, Mapping) and k not in ("roc",):
-            yield from flat_metrics(attack, v, path)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            yield _key(f"{attack}.{path}"), float(v)
+def _estimate(key: str, e: Estimate) -> Iterator[tuple[str, float]]:
+    yield _key(key), float(e.value)
+    yield _key(f"{key}.ci_lo"), float(e.lo)
+    yield _key(f"{key}.ci_hi"), float(e.hi)
 
 
-def audit_params(report: Mapping[str, Any]) -> dict[str, str]:
+def flat_metrics(attack: str, metrics: AttackMetrics) -> Iterator[tuple[str, float]]:
+    """``(key, value)`` for every figure of one attack: estimates with ``.ci_lo``/``.ci_hi``,
+    counts, ε bounds, the oracle accuracy, the paper metric and the slices."""
+    from graphleaks.audit.records import AttackMetrics
+
+    b, mc = metrics.binary, metrics.multiclass
+    if b is not None:
+        for path, e in AttackMetrics(binary=b).estimates().items():
+            yield from _estimate(f"{attack}.binary.{path}", e)
+        yield _key(f"{attack}.binary.n_pos"), float(b.n_pos)
+        yield _key(f"{attack}.binary.n_neg"), float(b.n_neg)
+    if mc is not None:
+        for path, e in AttackMetrics(multiclass=mc).estimates().items():
+            yield from _estimate(f"{attack}.multiclass.{path}", e)
+        yield _key(f"{attack}.multiclass.majority_baseline"), float(mc.majority_baseline)
+        yield _key(f"{attack}.multiclass.n"), float(mc.n)
+    for name in ("epsilon_lower_bound", "epsilon_lower_bound_max_over_thresholds"):
+        bound = getattr(metrics, name)
+        if bound is not None:
+            for field in ("epsilon_lb", "tpr_lower", "fpr_upper"):
+                v = float(getattr(bound.bound, field))
+                if math.isfinite(v):  # MLflow refuses non-finite values
+                    yield _key(f"{attack}.{name}.{field}"), v
+    if metrics.oracle_balanced_accuracy is not None:
+        yield (_key(f"{attack}.oracle_balanced_accuracy"),
+               float(metrics.oracle_balanced_accuracy.value))
+    if metrics.paper_metric is not None:
+        yield _key(f"{attack}.paper_metric"), float(metrics.paper_metric.value)
+    for key, s in metrics.slices.items():
+        where = f"{attack}.slices.{key}"
+        yield _key(f"{where}.n_pos"), float(s.n_pos)
+        yield _key(f"{where}.n_neg"), float(s.n_neg)
+        if s.auc is not None:
+            yield from _estimate(f"{where}.binary.auc", s.auc)
+        for fpr, e in s.tpr_at_fpr.items():
+            yield from _estimate(f"{where}.binary.tpr_at_fpr.{fpr!r}", e)
+
+
+def audit_params(report: AuditReport) -> dict[str, str]:
     """The parameters of an audit, as MLflow params (strings, at most 500 characters)."""
-    t = report.get("target", {})
+    t = report.target
     params: dict[str, Any] = {
-        "seed": report.get("seed"), "defense": t.get("defense"),
-        "arch": (t.get("architecture") or {}).get("arch"),
-        "dataset": (t.get("dataset") or {}).get("name"), "fingerprint": t.get("fingerprint"),
-        "epsilon": (report.get("ledger") or {}).get("epsilon"),
-        "suite": (report.get("config") or {}).get("suite"),
+        "seed": report.seed, "defense": t.defense,
+        "arch": t.architecture.get("arch"),
+        "dataset": (t.dataset or {}).get("name"), "fingerprint": t.fingerprint,
+        "epsilon": report.ledger.to_dict()["epsilon"],
+        "suite": report.config.get("suite"),
     }
-    for k, v in (t.get("defense_config") or {}).items():
+    for k, v in t.defense_config.items():
         params[f"defense.{k}"] = v
-    for a in report.get("attacks", []):
-        for k, v in (a.get("config") or {}).items():
-            params[f"{a['attack']}.{k}"] = v
+    for a in report.attacks:
+        for k, v in a.config.items():
+            params[f"{a.attack}.{k}"] = v
     return {_key(k): str(v)[:500] for k, v in params.items() if v is not None}
 
 
@@ -101,17 +130,16 @@ class MlflowTracker:
         mlflow.set_experiment(self.experiment)
         return mlflow, mlflow.start_run(run_name=name)
 
-    def log_audit(self, report: Mapping[str, Any], out_dir: str | Path | None = None) -> str:
+    def log_audit(self, report: AuditReport, out_dir: str | Path | None = None) -> str:
         """Log one audit as one run; returns the run id."""
-        mlflow, run = self._start(f"audit seed={report.get('seed')}")
+        mlflow, run = self._start(f"audit seed={report.seed}")
         with run:
             mlflow.log_params(audit_params(report))
-            metrics = {k: v for a in report.get("attacks", [])
-                       for k, v in flat_metrics(a["attack"], a.get("metrics", {}))}
-            for k, v in (report.get("target", {}).get("utility") or {}).items():
+            metrics = {k: v for a in report.attacks for k, v in flat_metrics(a.attack, a.metrics)}
+            for k, v in report.target.utility.items():
                 metrics[_key(f"utility.{k}")] = float(v)
             mlflow.log_metrics(metrics)
-            mlflow.log_dict(dict(report.get("ledger") or {}), "ledger.json")
+            mlflow.log_dict(report.ledger.to_dict(), "ledger.json")
             if out_dir is not None:
                 for name in REPORT_FILES:
                     p = Path(out_dir) / name
@@ -127,7 +155,10 @@ class MlflowTracker:
             mlflow.log_params({k: str(row.get(k)) for k in ("defense", "epsilon", "attack",
                                                              "seed", "config_hash")
                                if row.get(k) is not None})
-            metrics = dict(flat_metrics(str(row.get("attack")), row.get("metrics") or {}))
+            from graphleaks.audit.records import decode_metrics
+
+            metrics = dict(flat_metrics(str(row.get("attack")), decode_metrics(
+                row.get("metrics") or {}, "results store metrics")))
             for k, v in (row.get("utility") or {}).items():
                 metrics[_key(f"utility.{k}")] = float(v)
             mlflow.log_metrics(metrics)

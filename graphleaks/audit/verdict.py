@@ -25,10 +25,10 @@ is miscalibrated the risk is reported as miscalibrated.
 The verdict reads metrics already computed by :mod:`graphleaks.metrics`; it computes none.
 
 Example:
-    >>> rep = {"attacks": [{"attack": "confidence_mia", "task": "membership", "metrics":
-    ...     {"binary": {"auc": {"value": 0.8, "ci": [0.77, 0.83]},
-    ...                 "tpr_at_fpr": {"0.01": {"value": 0.08, "ci": [0.04, 0.12]}}}}}]}
-    >>> v = compute_verdict(rep)
+    >>> from graphleaks.audit.records import MetricReading, Readings
+    >>> r = Readings({"auc": MetricReading(0.8, (0.77, 0.83)),
+    ...               "tpr@1%fpr": MetricReading(0.08, (0.04, 0.12))})
+    >>> v = verdict_of([("confidence_mia", "membership", r)])
     >>> v[0].risk, v[0].level, v[0].attack
     ('membership', 'high', 'confidence_mia')
 """
@@ -39,9 +39,12 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphleaks.audit.spec import metric_estimate
+from graphleaks.audit.records import MetricReading, Readings, decode_readings
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 LEVELS = ("none", "low", "high", "severe")
@@ -110,19 +113,17 @@ def risk_of(attack: str, task: str) -> str:
     return _RISK_OF_TASK.get(task, task)
 
 
-def _hi(est: Mapping[str, Any] | None) -> float | None:
+def _hi(est: MetricReading | None) -> float | None:
     if est is None:
         return None
-    ci = est.get("ci")
-    v = float(ci[1]) if ci else float(est["value"])
+    v = float(est.ci[1]) if est.ci else float(est.value)
     return v if math.isfinite(v) else None
 
 
-def attack_level(attack: Mapping[str, Any]) -> AttackLevel | None:
-    """The level of one report attack entry (None if it has no gradable metric)."""
-    name = str(attack.get("attack"))
-    if "multiclass" in attack.get("metrics", {}):
-        gain = metric_estimate(attack, "gain_over_baseline")
+def attack_level(name: str, readings: Readings) -> AttackLevel | None:
+    """The level of one attack's metrics (None if it has no gradable metric)."""
+    if readings.multiclass:
+        gain = readings.get("gain_over_baseline")
         hi = _hi(gain)
         if gain is None or hi is None:
             return None
@@ -131,23 +132,23 @@ def attack_level(attack: Mapping[str, Any]) -> AttackLevel | None:
             return AttackLevel(name, "miscalibrated", basis)
         level = next((lv for lv, t in GAIN_THRESHOLDS if hi >= t), "none")
         return AttackLevel(name, level, basis)
-    auc = metric_estimate(attack, "auc")
+    auc = readings.get("auc")
     if auc is None:
         return None
-    b = attack.get("metrics", {}).get("binary", {})
-    n_pos, n_neg = b.get("n_pos"), b.get("n_neg")
-    if isinstance(n_pos, int) and isinstance(n_neg, int) and min(n_pos, n_neg) < MIN_PER_SIDE:
+    n_pos, n_neg = readings.n_pos, readings.n_neg
+    if n_pos is not None and n_neg is not None and min(n_pos, n_neg) < MIN_PER_SIDE:
         # e.g. LinkTeller on a small node sample: one edge gives AUC 1.0 and means nothing
         return AttackLevel(name, "inconclusive", f"only {n_pos} positives / {n_neg} negatives "
                            f"(need {MIN_PER_SIDE} of each)")
     auc_hi = _hi(auc)
-    tpr_hi = _hi(metric_estimate(attack, "tpr@1%fpr"))
-    auc_txt = f"AUC {auc['value']:.3f} ≤ {auc_hi:.3f}" if auc_hi is not None else "AUC –"
+    tpr_hi = _hi(readings.get("tpr@1%fpr"))
+    auc_txt = f"AUC {auc.value:.3f} ≤ {auc_hi:.3f}" if auc_hi is not None else "AUC –"
     tpr_txt = f"TPR@1%FPR ≤ {tpr_hi:.3f}" if tpr_hi is not None else "TPR@1%FPR –"
     basis = f"{auc_txt}, {tpr_txt} (95% upper bounds)"
     if auc_hi is not None and auc_hi < 0.5:
+        lo = auc.ci[0] if auc.ci else auc.value
         return AttackLevel(name, "miscalibrated",
-                           f"AUC interval [{auc['ci'][0]:.3f}, {auc_hi:.3f}] lies entirely "
+                           f"AUC interval [{lo:.3f}, {auc_hi:.3f}] lies entirely "
                            "below chance: the attack is miscalibrated, not evidence of no leak")
     for level, t_tpr, t_auc in BINARY_THRESHOLDS:
         if (tpr_hi is not None and tpr_hi >= t_tpr) or (auc_hi is not None and auc_hi >= t_auc):
@@ -155,10 +156,9 @@ def attack_level(attack: Mapping[str, Any]) -> AttackLevel | None:
     return AttackLevel(name, "none", basis)
 
 
-def _strength(attack: Mapping[str, Any]) -> tuple[float, float]:
-    return (_hi(metric_estimate(attack, "tpr@1%fpr")) or 0.0,
-            _hi(metric_estimate(attack, "auc")) or _hi(metric_estimate(
-                attack, "gain_over_baseline")) or 0.0)
+def _strength(readings: Readings) -> tuple[float, float]:
+    return (_hi(readings.get("tpr@1%fpr")) or 0.0,
+            _hi(readings.get("auc")) or _hi(readings.get("gain_over_baseline")) or 0.0)
 
 
 def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | None,
@@ -190,7 +190,8 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
     for r in rows:
         if r.get("defense") in (None, "none") or r.get("attack") not in attacks:
             continue
-        lv = attack_level({"attack": r["attack"], "metrics": r.get("metrics") or {}})
+        lv = attack_level(str(r["attack"]), decode_readings(r.get("metrics") or {},
+                                                             "sweep row metrics"))
         if lv is None or _RANK[lv.level] < 0:
             continue
         util = float((r.get("utility") or {}).get("test_accuracy", float("nan")))
@@ -205,23 +206,33 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
 
 
 def compute_verdict(
-    report: Mapping[str, Any], *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
+    report: AuditReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
 ) -> list[RiskVerdict]:
     """One :class:`RiskVerdict` per risk, in the order of :data:`RISKS`.
 
     Args:
-        report: A report dictionary.
+        report: The report.
         sweep_rows: Results-store rows of a sweep on this graph (``defense``, ``epsilon``,
             ``attack``, ``metrics``, ``utility``); when given, the advice names the defended
-            unit that lowered the risk most, with its utility cost.
+            unit that lowered the risk most, with its utility cost. By default, the rows the
+            report recorded in its config (``sweep_rows``), if any.
     """
     if sweep_rows is None:
-        sweep_rows = (report.get("config") or {}).get("sweep_rows")
-    by_risk: dict[str, list[tuple[AttackLevel, Mapping[str, Any]]]] = {r: [] for r in RISKS}
-    for a in report.get("attacks", []):
-        lv = attack_level(a)
+        sweep_rows = report.config.get("sweep_rows")
+    return verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
+                      sweep_rows=sweep_rows)
+
+
+def verdict_of(
+    attacks: Sequence[tuple[str, str, Readings]], *,
+    sweep_rows: Sequence[Mapping[str, Any]] | None = None,
+) -> list[RiskVerdict]:
+    """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`."""
+    by_risk: dict[str, list[tuple[AttackLevel, Readings]]] = {r: [] for r in RISKS}
+    for name, task, readings in attacks:
+        lv = attack_level(name, readings)
         if lv is not None:
-            by_risk.setdefault(risk_of(lv.attack, str(a.get("task"))), []).append((lv, a))
+            by_risk.setdefault(risk_of(lv.attack, task), []).append((lv, readings))
     out: list[RiskVerdict] = []
     for risk, items in by_risk.items():
         names = {lv.attack for lv, _ in items}
@@ -242,14 +253,10 @@ def compact_sweep_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     """Results-store rows cut to what the verdict reads, to record in a report's config."""
     out = []
     for r in rows:
-        m = r.get("metrics") or {}
-        keep: dict[str, Any] = {}
-        if "binary" in m:
-            b = m["binary"]
-            keep["binary"] = {"auc": b.get("auc"),
-                              "tpr_at_fpr": {"0.01": (b.get("tpr_at_fpr") or {}).get("0.01")}}
-        if "multiclass" in m:
-            keep["multiclass"] = {"gain_over_baseline": m["multiclass"].get("gain_over_baseline")}
+        readings = decode_readings(r.get("metrics") or {}, "results store metrics")
+        wanted = ("auc", "tpr@1%fpr", "gain_over_baseline")
+        keep = Readings({m: v for m in wanted if (v := readings.get(m)) is not None},
+                        readings.n_pos, readings.n_neg, readings.multiclass).to_dict()
         out.append({"defense": r.get("defense"), "epsilon": r.get("epsilon"),
                     "attack": r.get("attack"), "seed": r.get("seed"), "metrics": keep,
                     "utility": {"test_accuracy": (r.get("utility") or {}).get("test_accuracy")}})
@@ -261,7 +268,7 @@ def verdict_dicts(verdict: Sequence[RiskVerdict]) -> list[dict[str, Any]]:
     return [asdict(v) for v in verdict]
 
 
-def render_verdict_markdown(report: Mapping[str, Any]) -> str:
+def render_verdict_markdown(report: AuditReport) -> str:
     """The verdict as a Markdown section for the top of ``report.md``."""
     lines = ["## Verdict", "", "| risk | level | strongest attack | basis | next step |",
              "|---|---|---|---|---|"]
@@ -277,7 +284,7 @@ _COLOURS = {"inconclusive": "warn", "none": "ok", "low": "warn", "high": "bad", 
             "miscalibrated": "warn", "not assessed": ""}
 
 
-def render_verdict_html(report: Mapping[str, Any]) -> str:
+def render_verdict_html(report: AuditReport) -> str:
     """The verdict as an HTML section for the top of ``report.html``."""
     e = html.escape
     out = ['<h2>Verdict</h2><table><tr><th>risk</th><th>level</th><th>strongest attack</th>'

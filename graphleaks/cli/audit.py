@@ -255,7 +255,7 @@ def audit(
             report = run_spec(spec, device=device, overrides=overrides)
         json_path, md_path = write_report(report, out, html=True)
         if tracker is not None:
-            tracker.log_audit(report.to_dict(), out)
+            tracker.log_audit(report, out)
         _print_summary(report, json_path, md_path, json_out, quiet)
         return
     from graphleaks.audit.suite import applicable_attacks
@@ -327,9 +327,9 @@ def audit(
     # all files or none
     json_path, md_path = write_report(report, out, html=True, scores=run.tables)
     if tracker is not None:
-        tracker.log_audit(report.to_dict(), out)
+        tracker.log_audit(report, out)
     _print_summary(report, json_path, md_path, json_out, quiet)
-    if any(a["violation"] for a in report.canary_audits):
+    if any(a.violation for a in report.canary_audits):
         raise typer.Exit(3)
 
 
@@ -405,7 +405,7 @@ def _with_canary_audits(report: AuditReport, graph: Any, configs: list[Any], *, 
 
     audits = [canary_audit(graph, defense=defense, defense_params=params,
                            spec=ArchitectureSpec(arch=arch), config=cfg,
-                           seed=derive(seed, "canary", cfg.unit)).to_dict()
+                           seed=derive(seed, "canary", cfg.unit))
               for cfg in configs]
     return dataclasses.replace(report, canary_audits=audits)
 
@@ -431,12 +431,12 @@ def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out
     from graphleaks.audit.verdict import compute_verdict
 
     typer.echo("Verdict")
-    for v in compute_verdict(report.to_dict()):
+    for v in compute_verdict(report):
         typer.echo(f"  {v.line()}")
     for a in report.canary_audits:
-        flag = "VIOLATION: audited ε above claimed ε" if a["violation"] else "consistent"
-        typer.echo(f"  canary audit ({a['unit']} unit): claimed ε {a['claimed_epsilon']:.3g}, "
-                   f"audited ε ≥ {a['audited_epsilon']:.3g} ({flag})")
+        flag = "VIOLATION: audited ε above claimed ε" if a.violation else "consistent"
+        typer.echo(f"  canary audit ({a.unit} unit): claimed ε {a.claimed_epsilon:.3g}, "
+                   f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})")
     skipped = report.config.get("skipped_attacks") or {}
     for name, why in skipped.items():
         typer.echo(f"  skipped {name}: {why}")

@@ -1,16 +1,19 @@
 """``graphleaks check``: the CI privacy gate.
 
 Exit codes: 0 every check passed; 3 a threshold was crossed; 2 bad input (unreadable
-report, unknown metric, threshold outside [0, 1], baseline of another schema version).
+report, unknown metric, threshold outside [0, 1], report of a newer schema version).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from graphleaks.audit.report import AuditReport
 
 EXIT_THRESHOLD = 3
 
@@ -126,7 +129,7 @@ def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None) 
         check_output_file(html, flag="--html", is_ours=contains(b"graphleaks"))
 
 
-def _write_gate_html(data: dict[str, Any], html: Path, result: Any) -> None:
+def _write_gate_html(data: AuditReport, html: Path, result: Any) -> None:
     """Render the gate page; a report whose fields the page needs are malformed is exit 2."""
     from graphleaks.audit.html import write_html
     from graphleaks.errors import DataError

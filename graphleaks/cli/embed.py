@@ -156,11 +156,11 @@ def run_embedding_audit_cli(
         typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return
     summary = {
-        r["classifier"]: {"f1_micro": r["metrics"]["f1_micro"]["value"],
-                          "f1_macro": r["metrics"]["f1_macro"]["value"],
-                          "majority_baseline": r["metrics"]["majority_baseline"],
-                          "gain_ci": r["metrics"]["gain_over_baseline"]["ci"],
-                          "verdict": r["verdict"]}
+        r.classifier: {"f1_micro": r.metrics.f1_micro.value,
+                       "f1_macro": r.metrics.f1_macro.value,
+                       "majority_baseline": r.metrics.majority_baseline,
+                       "gain_ci": list(r.metrics.gain_over_baseline.ci),
+                       "verdict": r.verdict}
         for r in report.results
     }
     typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),

@@ -13,24 +13,56 @@ Example:
     >>> scores = labels + rng.normal(size=100)
     >>> low = np.arange(100) % 2 == 0
     >>> out = slice_metrics(scores, labels, {"degree<=2": low}, n_bootstrap=50, seed=0)
-    >>> sorted(out["degree<=2"]["binary"])
-    ['auc', 'tpr_at_fpr']
+    >>> out["degree<=2"].too_few, sorted(out["degree<=2"].tpr_at_fpr)
+    (False, [0.01])
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from graphleaks.metrics.binary import binary_metrics
+from graphleaks.metrics.binary import Estimate, binary_metrics
 
 #: Fewest positives and negatives a slice needs before it gets an interval. Below this a
 #: bootstrap interval of TPR at 1 % FPR is meaningless (one negative is already 1 % of 100).
 MIN_PER_SIDE = 10
 SLICE_FPR = 0.01
+
+
+@dataclass(frozen=True)
+class SliceMetrics:
+    """AUC and TPR at 1 % FPR on one slice of the candidates, or counts only (too few).
+
+    Attributes:
+        n_pos: Positives in the slice.
+        n_neg: Negatives in the slice.
+        auc: ROC AUC with its interval, or None when the slice has too few candidates.
+        tpr_at_fpr: ``{fpr: TPR}`` with intervals (empty when too few).
+    """
+
+    n_pos: int
+    n_neg: int
+    auc: Estimate | None = None
+    tpr_at_fpr: Mapping[float, Estimate] = field(default_factory=dict)
+
+    @property
+    def too_few(self) -> bool:
+        """True when the slice had too few positives or negatives for an interval."""
+        return self.auc is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dictionary: counts, then ``too_few`` or ``binary``."""
+        if self.auc is None:
+            return {"n_pos": self.n_pos, "n_neg": self.n_neg, "too_few": True}
+        return {"n_pos": self.n_pos, "n_neg": self.n_neg,
+                "binary": {"auc": self.auc.to_dict(),
+                           "tpr_at_fpr": {repr(float(f)): e.to_dict()
+                                          for f, e in self.tpr_at_fpr.items()}}}
 
 
 def slice_metrics(
@@ -41,7 +73,7 @@ def slice_metrics(
     n_bootstrap: int,
     seed: int,
     min_per_side: int = MIN_PER_SIDE,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, SliceMetrics]:
     """AUC and TPR at 1 % FPR, with intervals, on each slice of the candidates.
 
     Args:
@@ -54,23 +86,20 @@ def slice_metrics(
             ``"too_few": True`` instead of metrics.
 
     Returns:
-        Per slice key: ``n_pos``, ``n_neg`` and either ``binary`` (``auc`` and
-        ``tpr_at_fpr["0.01"]`` as ``{"value", "ci"}``) or ``too_few``.
+        Per slice key, its :class:`SliceMetrics` (counts only when too few).
     """
     from graphleaks.seeding import derive_seed
 
     s = np.asarray(scores, dtype=np.float64)
     y = np.asarray(labels).astype(np.int64)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SliceMetrics] = {}
     for key, mask in masks.items():
         m = np.asarray(mask, dtype=bool)
         n_pos, n_neg = int(y[m].sum()), int((1 - y[m]).sum())
-        entry: dict[str, Any] = {"n_pos": n_pos, "n_neg": n_neg}
         if min(n_pos, n_neg) < min_per_side:
-            entry["too_few"] = True
-        else:
-            bm = binary_metrics(s[m], y[m], fpr_points=(SLICE_FPR,), n_bootstrap=n_bootstrap,
-                                seed=derive_seed(seed, "slice", key)).to_dict()
-            entry["binary"] = {"auc": bm["auc"], "tpr_at_fpr": bm["tpr_at_fpr"]}
-        out[key] = entry
+            out[key] = SliceMetrics(n_pos, n_neg)
+            continue
+        bm = binary_metrics(s[m], y[m], fpr_points=(SLICE_FPR,), n_bootstrap=n_bootstrap,
+                            seed=derive_seed(seed, "slice", key))
+        out[key] = SliceMetrics(n_pos, n_neg, auc=bm.auc, tpr_at_fpr=dict(bm.tpr_at_fpr))
     return out

@@ -29,7 +29,7 @@ def homophilous_target():
 
 
 def _mc(result):
-    return evaluate_result(result, n_bootstrap=300, seed=0)["multiclass"]
+    return evaluate_result(result, n_bootstrap=300, seed=0).multiclass
 
 
 def test_registered_and_declares_task():
@@ -56,8 +56,8 @@ def test_released_deepwalk_embeddings_leak_community(homophilous_target):
                         homophilous_target, seed=0)
     assert result.train_labels is not None and len(result.train_labels) == 60
     mc = _mc(result)
-    assert mc["leaks"] and mc["gain_over_baseline"]["ci"][0] > 0
-    assert mc["f1_micro"]["value"] > 0.85
+    assert mc.leaks and mc.gain_over_baseline.lo > 0
+    assert mc.f1_micro.value > 0.85
 
 
 def test_permuted_attribute_does_not_leak(homophilous_target):
@@ -66,15 +66,15 @@ def test_permuted_attribute_does_not_leak(homophilous_target):
     result = run_attack(AttributeInference(aux_frac=0.5, classifier="rf", attribute=perm,
                                            **SMALL_WALKS), homophilous_target, seed=0)
     mc = _mc(result)
-    assert not mc["leaks"]
-    assert abs(mc["f1_micro"]["value"] - mc["majority_baseline"]) < 0.2
+    assert not mc.leaks
+    assert abs(mc.f1_micro.value - mc.majority_baseline) < 0.2
 
 
 def test_whitebox_target_embeddings(homophilous_target):
     result = run_attack(AttributeInference(source="target_embeddings", classifier="mlp",
                                            aux_frac=0.5), homophilous_target, seed=0)
     mc = _mc(result)
-    assert mc["leaks"]
+    assert mc.leaks
 
 
 def test_whitebox_needs_embeddings_output(homophilous_target):

@@ -78,7 +78,7 @@ def test_flag_is_recorded_and_changes_the_adversary(lpgnn_target, attack):
 def test_report_records_the_flag(lpgnn_target):
     rep = run_audit(lpgnn_target, [ConfidenceMIA()], seed=0, n_bootstrap=5,
                     defense_aware=False)
-    assert rep.attacks[0].threat_model["defense_knowledge"] is False
+    assert rep.attacks[0].threat_model.defense_knowledge is False
     assert "defense-unaware" in rep.to_json() or "defense_knowledge" in rep.to_json()
 
 

@@ -29,10 +29,10 @@ def test_deepwalk_embeddings_reveal_community(community_embeddings):
     r = audit_embeddings(emb.vectors, y, aux_frac=0.5, seed=0, n_bootstrap=300)
     assert r.leaks
     for res in r.results:
-        m = res["metrics"]
-        assert res["verdict"] == "leak" and m["leaks"]
-        assert m["gain_over_baseline"]["ci"][0] > 0
-        assert m["baseline_from_train"]
+        m = res.metrics
+        assert res.verdict == "leak" and m.leaks
+        assert m.gain_over_baseline.lo > 0
+        assert m.baseline_from_train
     assert r.num_known == 60 and r.num_classes == 2
 
 
@@ -42,9 +42,9 @@ def test_permuted_attribute_reads_no_leak(community_embeddings):
     r = audit_embeddings(emb.vectors, perm, aux_frac=0.5, seed=0, n_bootstrap=300)
     assert not r.leaks
     for res in r.results:
-        m = res["metrics"]
-        assert res["verdict"] == "no leak" and not m["leaks"]
-        assert abs(m["f1_micro"]["value"] - m["majority_baseline"]) < 0.2
+        m = res.metrics
+        assert res.verdict == "no leak" and not m.leaks
+        assert abs(m.f1_micro.value - m.majority_baseline) < 0.2
 
 
 def test_same_seed_same_report(community_embeddings):

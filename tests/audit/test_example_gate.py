@@ -15,8 +15,7 @@ def _gate() -> GateSpec:
 
 
 def _audit(target):  # noqa: ANN001, ANN202
-    return run_audit(target, ["confidence_mia", "link_stealing"], seed=0,
-                     n_bootstrap=200).to_dict()
+    return run_audit(target, ["confidence_mia", "link_stealing"], seed=0, n_bootstrap=200)
 
 
 def test_leaky_model_fails_the_example_gate(trained_target):

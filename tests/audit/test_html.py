@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from graphleaks.attacks import registry
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.html import render_html, roc_points, write_html
+from graphleaks.audit.records import RocCurve
 from graphleaks.audit.regression import check_report
 from graphleaks.audit.runner import run_audit
 from graphleaks.audit.spec import GateSpec, Threshold, build_target, parse_spec
@@ -29,7 +31,7 @@ def audited():
                                    "link_stealing": {}}})
     target = build_target(spec.target, seed=spec.seed)
     attacks = [registry.get(n)(**p) for n, p in spec.attacks.items()]
-    report = run_audit(target, attacks, seed=0, n_bootstrap=spec.n_bootstrap).to_dict()
+    report = run_audit(target, attacks, seed=0, n_bootstrap=spec.n_bootstrap)
     res = [run_attack(attacks[0], target, seed=0)]
     torch.set_num_threads(n)
     return report, res
@@ -52,7 +54,7 @@ class _Collector(HTMLParser):
 def test_self_contained_with_figures(audited, tmp_path):
     report, res = audited
     rows = [{"defense": "gap-edp", "attack": "confidence_mia", "epsilon": e,
-             "metrics": report["attacks"][0]["metrics"],
+             "metrics": report.attacks[0].metrics.to_dict(),
              "utility": {"test_accuracy": 0.5 + e / 20}} for e in (1.0, 4.0)]
     rows.append({**rows[0], "defense": "none", "epsilon": None})
     gate = check_report(report, GateSpec(thresholds=(Threshold("auc", 0.99),)))
@@ -70,23 +72,19 @@ def test_self_contained_with_figures(audited, tmp_path):
     assert "<script" not in text
 
 
-def _strip_roc(report):
-    return {**report, "attacks": [{**a, "metrics": {k: v for k, v in a["metrics"].items()
-                                                    if k != "roc"}}
-                                  for a in report["attacks"]]}
+def _with_roc(report, roc):
+    return replace(report, attacks=[replace(a, metrics=replace(a.metrics, roc=roc))
+                                    for a in report.attacks])
 
 
 def test_roc_sources(audited):
     report, res = audited
     # the runner stores a compact ROC in the report; it is preferred over results
     assert set(roc_points(report)) == {"confidence_mia", "link_stealing"}
-    fake = {**report, "attacks": [dict(a) for a in report["attacks"]]}
-    fake["attacks"][0] = {**fake["attacks"][0],
-                          "metrics": {**fake["attacks"][0]["metrics"],
-                                      "roc": {"fpr": [0.0, 0.01, 1.0], "tpr": [0.0, 0.2, 1.0]}}}
+    fake = _with_roc(report, RocCurve((0.0, 0.01, 1.0), (0.0, 0.2, 1.0)))
     assert roc_points(fake, res)["confidence_mia"] == ([0.0, 0.01, 1.0], [0.0, 0.2, 1.0])
     # without the field, curves come from AttackResult objects (when given)
-    bare = _strip_roc(report)
+    bare = _with_roc(report, None)
     assert set(roc_points(bare, res)) == {"confidence_mia"}
     assert roc_points(bare) == {}
     assert "No ROC curves" in render_html(bare)
@@ -94,6 +92,6 @@ def test_roc_sources(audited):
 
 def test_escapes_text(audited):
     report, _ = audited
-    rep = {**report, "ledger": {**report["ledger"], "notes": ["<b>x</b> & y"]},
-           "attacks": []}  # no figures: keep the test fast
+    rep = replace(report, ledger=replace(report.ledger, notes=("<b>x</b> & y",)),
+                  attacks=[])  # no figures: keep the test fast
     assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in render_html(rep)

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 from graphleaks.audit.junit import to_junit_xml, write_junit
 from graphleaks.audit.regression import check_report
+from graphleaks.audit.report import load_report
 from graphleaks.audit.spec import GateSpec, Threshold
 
-REPORT = {"schema_version": 1, "attacks": [{"attack": "confidence_mia", "metrics": {
-    "binary": {"auc": {"value": 0.7, "ci": [0.65, 0.75]},
-               "tpr_at_fpr": {"0.01": {"value": 0.05, "ci": [0.0, 0.1]}}}}}]}
+V1 = Path(__file__).parent / "data" / "report_v1.json"
 
 
 def test_one_testcase_per_check(tmp_path):
-    gate = GateSpec(thresholds=(Threshold("auc", 0.6), Threshold("tpr@1%fpr", 0.5)))
-    res = check_report(REPORT, gate)
+    # confidence_mia of the committed report: AUC 0.674 [0.404, 0.859], TPR@1%FPR <= 0.481
+    gate = GateSpec(thresholds=(Threshold("auc", 0.6, "confidence_mia"),
+                                Threshold("tpr@1%fpr", 0.5, "confidence_mia")))
+    res = check_report(load_report(V1), gate)
     path = write_junit(res, tmp_path / "sub" / "gate.xml")
     root = ET.parse(path).getroot()
     suite = root.find("testsuite")

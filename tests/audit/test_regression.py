@@ -1,8 +1,10 @@
-"""The privacy gate: thresholds, baselines, bounds (on hand-written report dictionaries)."""
+"""The privacy gate: thresholds, baselines, bounds (on edited copies of a committed report)."""
 
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 
@@ -11,18 +13,31 @@ from graphleaks.audit.regression import (
     parse_threshold_option,
     render_gate_markdown,
 )
+from graphleaks.audit.report import REPORT_SCHEMA_VERSION, AuditReport, load_report
 from graphleaks.audit.spec import GateSpec, Threshold
 from graphleaks.errors import DataError, InvalidConfigError
 
+V1 = Path(__file__).parent / "data" / "report_v1.json"
 
-def _report(auc=(0.7, 0.65, 0.75), tpr=(0.05, 0.01, 0.12), version=1, attack="confidence_mia"):
-    return {"kind": "graphleaks-audit-report", "schema_version": version,
-            "target": {"fingerprint": "abc"},
-            "attacks": [{"attack": attack, "metrics": {"binary": {
-                "auc": {"value": auc[0], "ci": [auc[1], auc[2]]},
-                "max_advantage": {"value": 0.3, "ci": [0.2, 0.4]},
-                "tpr_at_fpr": {"0.01": {"value": tpr[0], "ci": [tpr[1], tpr[2]]},
-                               "0.001": {"value": 0.0, "ci": [0.0, 0.01]}}}}}]}
+
+def _est(v):
+    return {"value": v[0], "ci": [v[1], v[2]], "method": "percentile-bootstrap"}
+
+
+def _raw(auc=(0.7, 0.65, 0.75), tpr=(0.05, 0.01, 0.12), attack="confidence_mia"):
+    """The committed v1 report cut to one binary attack with these estimates, as JSON."""
+    d = json.loads(V1.read_text())
+    a = d["attacks"][0]
+    a["attack"] = attack
+    b = a["metrics"]["binary"]
+    b.update(auc=_est(auc), max_advantage=_est((0.3, 0.2, 0.4)))
+    b["tpr_at_fpr"].update({"0.01": _est(tpr), "0.001": _est((0.0, 0.0, 0.01))})
+    d["attacks"] = [a]
+    return d
+
+
+def _report(**kwargs):
+    return AuditReport.from_dict(_raw(**kwargs))
 
 
 def test_gates_on_upper_bound_by_default():
@@ -73,15 +88,33 @@ def test_baseline_attack_missing_from_report_fails():
     assert "not measured" in res.failures[0].message
 
 
-def test_baseline_schema_version_mismatch():
+def test_a_v1_baseline_gates_a_v2_report():
+    # old CI baselines keep working: both are decoded into the same typed records
+    base = load_report(V1)
+    report = AuditReport.from_json(base.to_json())
+    assert json.loads(report.to_json())["schema_version"] == REPORT_SCHEMA_VERSION == 2
+    res = check_report(report, GateSpec(), base)
+    assert res.passed and res.checks and {c.kind for c in res.checks} == {"baseline"}
+    assert {c.attack for c in res.checks} == {"confidence_mia", "link_stealing"}
+
+
+def test_v1_report_is_gated_on_its_upper_bound():
+    res = check_report(load_report(V1), GateSpec(thresholds=(Threshold("auc", 0.85),)))
+    by = {c.attack: c for c in res.checks}
+    # confidence_mia AUC 0.674 [0.404, 0.859]: the upper bound crosses 0.85
+    assert by["confidence_mia"].observed == pytest.approx(0.8586805555555556)
+    assert not by["confidence_mia"].passed
+
+
+def test_newer_schema_version_is_refused():
     with pytest.raises(DataError, match="schema_version"):
-        check_report(_report(), GateSpec(), _report(version=0))
+        AuditReport.from_dict({**_raw(), "schema_version": REPORT_SCHEMA_VERSION + 1})
 
 
 def test_fingerprint_note():
-    base = copy.deepcopy(_report())
-    base["target"]["fingerprint"] = "other"
-    res = check_report(_report(), GateSpec(), base)
+    raw = copy.deepcopy(_raw())
+    raw["target"]["fingerprint"] = "other"
+    res = check_report(_report(), GateSpec(), AuditReport.from_dict(raw))
     assert res.notes and "fingerprint" in res.notes[0]
 
 

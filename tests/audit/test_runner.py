@@ -15,12 +15,12 @@ from graphleaks.models.gnn import ArchitectureSpec
 
 
 def _auc(result, seed=0):
-    return evaluate_result(result, n_bootstrap=300, seed=seed)["binary"]["auc"]
+    return evaluate_result(result, n_bootstrap=300, seed=seed).binary.auc
 
 
 def test_overfit_target_leaks(trained_target):
     auc = _auc(run_attack(ConfidenceMIA(), trained_target, seed=0))
-    assert auc["ci"][0] > 0.5
+    assert auc.lo > 0.5
 
 
 def test_fake_membership_from_same_nodes_does_not_leak(trained_target):
@@ -31,7 +31,7 @@ def test_fake_membership_from_same_nodes_does_not_leak(trained_target):
                              np.r_[np.ones(half), np.zeros(half)].astype(int))
     auc = _auc(run_attack(ConfidenceMIA(threshold="none"), trained_target, seed=0,
                           challenge=fake))
-    assert auc["ci"][0] < 0.5 < auc["ci"][1]
+    assert auc.lo < 0.5 < auc.hi
 
 
 def test_target_without_training_signal_does_not_leak():
@@ -39,7 +39,7 @@ def test_target_without_training_signal_does_not_leak():
     g.y = g.y[torch.randperm(300, generator=torch.Generator().manual_seed(0))]
     t = train_target(g, spec=ArchitectureSpec(epochs=1, patience=0), seed=0)
     auc = _auc(run_attack(ConfidenceMIA(threshold="none"), t, seed=0))
-    assert auc["ci"][0] < 0.5 < auc["ci"][1]
+    assert auc.lo < 0.5 < auc.hi
 
 
 def test_report_same_seed_same_numbers(trained_target, tmp_path):
@@ -51,9 +51,11 @@ def test_report_same_seed_same_numbers(trained_target, tmp_path):
     data = load_report(json_path)
     from graphleaks.attacks import registry
 
-    assert data["schema_version"] == 1
-    assert [x["attack"] for x in data["attacks"]] == list(registry)
-    assert data["ledger"]["epsilon"] == "inf"
+    assert json.loads(json_path.read_text())["schema_version"] == 2
+    assert [x.attack for x in data.attacks] == list(registry)
+    assert data.ledger.epsilon == float("inf")
+    # v2 round-trips: the decoded report equals the one written, in the typed sense
+    assert data == a
     text = md_path.read_text()
     assert "confidence_mia" in text and "TPR@1%FPR" in text
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -65,9 +67,9 @@ def test_compat_flag_is_reported(trained_target):
                   n_bootstrap=50)
     a = r.attacks[0]
     assert a.compat_flags == ["compat_duddu_label_indexing"]
-    assert "paper_metric" in a.metrics
+    assert a.metrics.paper_metric is not None
     n = len(trained_target.split.train)
-    assert a.metrics["binary"]["n_pos"] == n * trained_target.num_classes
+    assert a.metrics.binary.n_pos == n * trained_target.num_classes
 
 
 def test_a_one_sided_challenge_is_skipped_by_the_default_audit_and_refused_by_name(

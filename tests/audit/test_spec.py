@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from graphleaks.audit.records import MetricReading, decode_readings
 from graphleaks.audit.spec import (
     METRICS,
     AuditSpec,
     load_spec,
-    metric_estimate,
     parse_spec,
 )
 from graphleaks.errors import InvalidConfigError
@@ -117,14 +117,17 @@ def test_bad_toml(tmp_path):
         load_spec(tmp_path / "missing.toml")
 
 
-def test_metric_estimate_reads_report_entries():
-    attack = {"metrics": {"binary": {"auc": {"value": 0.7, "ci": [0.6, 0.8]},
-                                     "tpr_at_fpr": {"0.01": {"value": 0.1, "ci": [0.0, 0.2]}}},
-                          "epsilon_lower_bound": {"epsilon_lb": "inf"}}}
-    assert metric_estimate(attack, "auc") == {"value": 0.7, "ci": [0.6, 0.8]}
-    assert metric_estimate(attack, "tpr@1%fpr")["ci"] == [0.0, 0.2]
-    assert metric_estimate(attack, "epsilon_lb") == {"value": float("inf"), "ci": None}
-    assert metric_estimate(attack, "f1_macro") is None
+def test_readings_of_partial_metrics_rows():
+    # results-store rows and recorded sweep rows hold only some metrics
+    row = {"binary": {"auc": {"value": 0.7, "ci": [0.6, 0.8]},
+                      "tpr_at_fpr": {"0.01": {"value": 0.1, "ci": [0.0, 0.2]}}},
+           "epsilon_lower_bound": {"epsilon_lb": "inf"}}
+    r = decode_readings(row, "row")
+    assert r.get("auc") == MetricReading(0.7, (0.6, 0.8))
+    assert r.get("tpr@1%fpr").ci == (0.0, 0.2)
+    assert r.get("epsilon_lb") == MetricReading(float("inf"))
+    assert r.get("f1_macro") is None
+    assert decode_readings(r.to_dict(), "again").get("auc") == r.get("auc")
     assert "tpr@0.1%fpr" in METRICS
 
 

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from graphleaks.audit.report import load_report
 from graphleaks.audit.tracking import MlflowTracker, flat_metrics
+from graphleaks.metrics.binary import Estimate
+from graphleaks.metrics.slices import SliceMetrics
 
 
 def test_flat_metrics_carry_interval_bounds():
-    m = {"binary": {"auc": {"value": 0.7, "ci": [0.6, 0.8]}, "n_pos": 10},
-         "slices": {"degree<=2": {"binary": {"auc": {"value": 0.9, "ci": [0.8, 1.0]}}}}}
+    m = load_report(Path(__file__).parent / "data" / "report_v1.json").attack(
+        "confidence_mia").metrics
+    m = replace(m, slices={"degree<=2": SliceMetrics(10, 10, Estimate(0.9, 0.8, 1.0))})
     d = dict(flat_metrics("confidence_mia", m))
-    assert d["confidence_mia.binary.auc"] == 0.7
+    assert d["confidence_mia.binary.auc"] == m.binary.auc.value
     assert (d["confidence_mia.binary.auc.ci_lo"], d["confidence_mia.binary.auc.ci_hi"]) == \
-        (0.6, 0.8)
+        m.binary.auc.ci
+    assert d["confidence_mia.binary.n_pos"] == 12
+    assert d["confidence_mia.binary.tpr_at_fpr.0.01.ci_hi"] == m.binary.tpr_at_fpr[0.01].hi
     assert d["confidence_mia.slices.degree__2.binary.auc.ci_hi"] == 1.0
 
 
@@ -29,13 +37,13 @@ def test_logs_an_audit_to_a_file_store(tmp_path, trained_target, monkeypatch):
     report = run_audit(trained_target, ["confidence_mia"], seed=0, n_bootstrap=30)
     write_report(report, tmp_path / "out")
     uri = (tmp_path / "mlruns").as_uri()
-    run_id = MlflowTracker(tracking_uri=uri).log_audit(report.to_dict(), tmp_path / "out")
+    run_id = MlflowTracker(tracking_uri=uri).log_audit(report, tmp_path / "out")
     mlflow.set_tracking_uri(uri)
     run = mlflow.get_run(run_id)
     assert run.data.params["seed"] == "0" and run.data.params["defense"] == "none"
-    auc = report.attacks[0].metrics["binary"]["auc"]
-    assert run.data.metrics["confidence_mia.binary.auc"] == pytest.approx(auc["value"])
-    assert run.data.metrics["confidence_mia.binary.auc.ci_hi"] == pytest.approx(auc["ci"][1])
+    auc = report.attacks[0].metrics.binary.auc
+    assert run.data.metrics["confidence_mia.binary.auc"] == pytest.approx(auc.value)
+    assert run.data.metrics["confidence_mia.binary.auc.ci_hi"] == pytest.approx(auc.hi)
     arts = {a.path for a in mlflow.MlflowClient().list_artifacts(run_id)}
     assert {"report.json", "report.md", "ledger.json"} <= arts
     ledger = json.loads((tmp_path / "out" / "report.json").read_text())["ledger"]

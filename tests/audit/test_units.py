@@ -38,17 +38,16 @@ def edp_target(graph):
 
 
 def _texts(report) -> str:  # noqa: ANN001
-    d = report.to_dict()
-    return render_markdown(d) + render_html(d)
+    return render_markdown(report) + render_html(report)
 
 
 def test_feature_ldp_target_has_no_cross_unit_violation(lpgnn_target):
     report = run_audit(lpgnn_target, [ConfidenceMIA()], seed=0, n_bootstrap=20)
     m = report.attacks[0].metrics
-    lb = m["epsilon_lower_bound"]
-    assert lb["unit"] == "node" and lb["epsilon_lb"] > 0.5  # it would have been flagged
-    cmp = lb["ledger_comparison"]
-    assert cmp["comparable"] is False and cmp["violation"] is None
+    lb = m.epsilon_lower_bound
+    assert lb.bound.unit == "node" and lb.bound.epsilon_lb > 0.5  # it would have been flagged
+    cmp = lb.ledger_comparison
+    assert cmp.comparable is False and cmp.violation is None
     text = _texts(report)
     assert "not comparable: the attack tests unit node, the ledger protects unit node_feature" \
         in text
@@ -61,10 +60,10 @@ def test_edge_target_compares_link_bounds_only(edp_target):
     report = run_audit(edp_target, [ConfidenceMIA(), LinkStealingAttack(attack=0)], seed=0,
                        n_bootstrap=20)
     mia, link = report.attacks
-    mia_cmp = mia.metrics["epsilon_lower_bound_max_over_thresholds"]["ledger_comparison"]
-    assert mia_cmp["comparable"] is False and mia_cmp["ledger_unit"] == "edge"
-    link_lb = link.metrics["epsilon_lower_bound_max_over_thresholds"]
-    assert link_lb["unit"] == "edge" and link_lb["ledger_comparison"]["comparable"] is True
+    mia_cmp = mia.metrics.epsilon_lower_bound_max_over_thresholds.ledger_comparison
+    assert mia_cmp.comparable is False and mia_cmp.ledger_unit == "edge"
+    link_lb = link.metrics.epsilon_lower_bound_max_over_thresholds
+    assert link_lb.bound.unit == "edge" and link_lb.ledger_comparison.comparable is True
     text = _texts(report)
     assert "not comparable: the attack tests unit node, the ledger protects unit edge" in text
     assert "VIOLATION" not in text  # no sound same-unit bound exceeds the claim here
@@ -104,7 +103,7 @@ def test_spec_carries_defense_awareness_and_compare_unit():
                        "audit": {"defense_aware": False, "n_bootstrap": 10},
                        "attacks": {"confidence_mia": {}}})
     report = run_spec(spec)
-    assert report.attacks[0].threat_model["defense_knowledge"] is False
+    assert report.attacks[0].threat_model.defense_knowledge is False
     bad = parse_spec({"target": {"dataset": "synthetic", "defense": "lpgnn",
                                  "defense_params": {"epochs": 2}},
                       "audit": {"compare_unit": "edge", "n_bootstrap": 10}})

@@ -91,17 +91,17 @@ def test_linkteller_audit_reports_the_api_epsilon(graph):
     """The former GAP-EDP served LinkTeller's perturbed queries as unaccounted releases."""
     t = _edp(graph)
     report = run_audit(t, [LinkTeller()], seed=0, n_bootstrap=5)
-    serving = report.ledger["serving"]
-    n = serving["fresh_releases"]
+    serving = report.serving
+    n = serving.fresh_releases
     assert n > 1
-    assert serving["epsilon_after_queries"] > t.ledger.epsilon
+    assert serving.epsilon_after_queries > t.ledger.epsilon
     led = t.ledger
     from graphleaks.privacy.events import event_from_dict
 
     release = t.model.release_guard.release
-    assert serving["epsilon_after_queries"] == pytest.approx(api_epsilon(
+    assert serving.epsilon_after_queries == pytest.approx(api_epsilon(
         event_from_dict(led.events[0]), release, n, led.delta, accountant="analytic"))
-    assert "fresh release(s)" in render_markdown(report.to_dict())
+    assert "fresh release(s)" in render_markdown(report)
 
 
 def test_ndp_serving_is_guarded_too(graph):

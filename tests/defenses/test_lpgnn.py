@@ -196,7 +196,7 @@ def test_fallback_is_explicit(name):
     assert t.training["dataset_source"] == "fallback" and t.training["dataset"] == "cora"
     notes = [n for n in t.ledger.notes if "fell back to Cora's" in n]
     assert len(notes) == 1
-    md = render_markdown(run_audit(t, seed=0, n_bootstrap=5).to_dict())
+    md = render_markdown(run_audit(t, seed=0, n_bootstrap=5))
     assert "fell back to Cora's" in md
 
 

@@ -21,9 +21,9 @@ def test_slices_match_whole_metrics_on_the_subset_and_separate_groups():
     scores, labels, group = _data()
     out = slice_metrics(scores, labels, {"low": group, "high": ~group}, n_bootstrap=100,
                         seed=0)
-    assert out["low"]["binary"]["auc"]["value"] == auc(scores[group], labels[group])
-    assert out["low"]["binary"]["auc"]["ci"][0] > out["high"]["binary"]["auc"]["ci"][1]
-    assert out["low"]["n_pos"] == 100 and out["low"]["n_neg"] == 100
+    assert out["low"].auc.value == auc(scores[group], labels[group])
+    assert out["low"].auc.lo > out["high"].auc.hi
+    assert out["low"].n_pos == 100 and out["low"].n_neg == 100
 
 
 def test_too_few_candidates_get_counts_only_and_same_seed_same_numbers():
@@ -33,4 +33,6 @@ def test_too_few_candidates_get_counts_only_and_same_seed_same_numbers():
     a = slice_metrics(scores, labels, {"tiny": tiny, "low": group}, n_bootstrap=50, seed=3)
     b = slice_metrics(scores, labels, {"tiny": tiny, "low": group}, n_bootstrap=50, seed=3)
     assert a == b
-    assert a["tiny"]["too_few"] and "binary" not in a["tiny"]
+    assert a["tiny"].too_few and a["tiny"].auc is None and not a["tiny"].tpr_at_fpr
+    assert a["tiny"].to_dict() == {"n_pos": a["tiny"].n_pos, "n_neg": a["tiny"].n_neg,
+                                   "too_few": True}

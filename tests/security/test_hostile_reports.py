@@ -43,7 +43,7 @@ def test_schema_version_must_be_an_integer(hostile, value):
 
 
 def test_baseline_of_a_newer_schema(hostile):
-    base = _write(hostile, {**GOOD, "schema_version": 2}, "base.json")
+    base = _write(hostile, {**GOOD, "schema_version": REPORT_SCHEMA_VERSION + 1}, "base.json")
     hostile.refused("check", _write(hostile, GOOD), "--baseline", base, match="baseline")
 
 

@@ -1,0 +1,177 @@
+"""Report schema 2: typed records, one decoder, version-1 reports (old CI baselines) still read.
+
+``data/report_v1.json`` and ``data/report_v1.md`` were written by graphleaks at main 555e0d9
+(schema version 1) from a tiny synthetic audit: an EdgeRand target, ``confidence_mia``,
+``attribute_inference`` and ``link_stealing``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphleaks.attacks.base import Output, ThreatModel
+from graphleaks.audit.html import render_html
+from graphleaks.audit.records import AttackMetrics, BoundReport
+from graphleaks.audit.report import (
+    REPORT_SCHEMA_VERSION,
+    AuditReport,
+    load_report,
+    render_markdown,
+    write_report,
+)
+from graphleaks.cli import app
+from graphleaks.errors import DataError
+from graphleaks.metrics.binary import BinaryMetrics, Estimate
+from graphleaks.metrics.multiclass import MulticlassMetrics
+from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
+
+DATA = Path(__file__).parent / "data"
+V1 = DATA / "report_v1.json"
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict:
+    return json.loads(V1.read_text())
+
+
+@pytest.fixture(scope="module")
+def v1() -> AuditReport:
+    return load_report(V1)
+
+
+def test_the_committed_report_is_version_1(raw):
+    assert raw["schema_version"] == 1 and REPORT_SCHEMA_VERSION == 2
+
+
+def test_v1_is_read_into_typed_records(v1, raw):
+    mia = v1.attack("confidence_mia")
+    assert isinstance(mia.metrics, AttackMetrics) and isinstance(mia.threat_model, ThreatModel)
+    assert isinstance(mia.metrics.binary, BinaryMetrics) and mia.metrics.multiclass is None
+    assert isinstance(v1.ledger, PrivacyLedger) and v1.ledger.unit is PrivacyUnit.EDGE
+    auc = raw["attacks"][0]["metrics"]["binary"]["auc"]
+    assert mia.metrics.binary.auc == Estimate(auc["value"], *auc["ci"], auc["method"])
+    assert mia.metrics.binary.tpr_at_fpr[0.01].hi == \
+        raw["attacks"][0]["metrics"]["binary"]["tpr_at_fpr"]["0.01"]["ci"][1]
+    assert mia.threat_model.outputs == frozenset({Output.POSTERIORS})
+    bound = mia.metrics.epsilon_lower_bound
+    assert isinstance(bound, BoundReport) and bound.bound.unit == "node"
+    assert bound.ledger_comparison is not None and not bound.ledger_comparison.comparable
+    attr = v1.attack("attribute_inference").metrics
+    assert isinstance(attr.multiclass, MulticlassMetrics) and attr.binary is None
+    assert attr.multiclass.n_classes == 3
+    link = v1.attack("link_stealing").metrics
+    assert link.epsilon_lower_bound is None and link.epsilon_lower_bound_max_over_thresholds
+    assert set(link.slices) >= {"degree<=2", "class=same"} and link.slices["degree<=2"].too_few
+
+
+def test_v1_upgrades_to_v2_json_of_the_same_shape(v1, raw):
+    new = json.loads(v1.to_json())
+    assert new["schema_version"] == 2
+    old = {k: v for k, v in raw.items() if k != "schema_version"}
+    assert {k: v for k, v in new.items() if k != "schema_version"} == old
+
+
+def test_v2_round_trips_in_the_typed_sense(v1):
+    again = AuditReport.from_json(v1.to_json())
+    assert again == v1
+    assert AuditReport.from_json(again.to_json()) == again
+
+
+def test_v1_is_rendered(v1):
+    md = render_markdown(v1)
+    # the same lines as schema-1 graphleaks wrote (slices now in the JSON's key order)
+    assert sorted(md.strip().splitlines()) == \
+        sorted((DATA / "report_v1.md").read_text().strip().splitlines())
+    html = render_html(v1)
+    for name in ("confidence_mia", "attribute_inference", "link_stealing", "Privacy ledger"):
+        assert name in html
+
+
+def test_v1_report_and_baselines_are_gated_by_check(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["check", str(V1), "--baseline", str(V1)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["check", str(V1), "--max", "confidence_mia.auc=0.85"])
+    assert r.exit_code == 3 and "0.8587 > limit 0.8500" in r.output
+    # a v2 report (written today) against the v1 baseline
+    write_report(load_report(V1), tmp_path / "now")
+    assert json.loads((tmp_path / "now" / "report.json").read_text())["schema_version"] == 2
+    r = runner.invoke(app, ["check", str(tmp_path / "now" / "report.json"), "--baseline",
+                            str(V1)])
+    assert r.exit_code == 0, r.output
+    # the committed CI baselines are version 1 and still gate
+    for base in ("ci/privacy-baseline.json", "ci/privacy-baseline-defended.json"):
+        path = Path(__file__).parents[2] / base
+        assert json.loads(path.read_text())["schema_version"] == 1
+        r = runner.invoke(app, ["check", str(path), "--baseline", str(path)])
+        assert r.exit_code == 0, r.output
+
+
+def test_non_finite_numbers_round_trip():
+    # the encoder writes non-finite floats as "inf"/"nan"; the decoder reads them back
+    d = json.loads(V1.read_text())
+    d["attacks"][0]["metrics"]["epsilon_lower_bound"]["epsilon_lb"] = "inf"
+    r = AuditReport.from_dict(d)
+    assert r.attacks[0].metrics.epsilon_lower_bound.bound.epsilon_lb == math.inf
+    assert AuditReport.from_json(r.to_json()) == r
+
+
+def test_canary_audits_are_typed_and_round_trip(v1):
+    from dataclasses import replace
+
+    from graphleaks.audit.canary import CanaryAudit
+    from graphleaks.metrics.one_run import OneRunBound
+
+    audit = CanaryAudit(unit="edge", defense="edgerand", attack="released",
+                        claimed_epsilon=math.inf, claimed_delta=0.0,
+                        bound=OneRunBound(60, 20, 18, 0.7, 0.3, 0.0, 0.95), violation=False,
+                        num_inserted=31, seed=3, notes=("one run",))
+    report = replace(v1, canary_audits=[audit])
+    again = AuditReport.from_json(report.to_json())
+    assert again == report and again.canary_audits[0].audited_epsilon == 0.7
+    assert "| edge | 60 (31) | released | 20 / 18 | inf |" in render_markdown(again)
+    d = json.loads(report.to_json())
+    d["canary_audits"][0]["bound"]["num_guesses"] = "20"
+    with pytest.raises(DataError, match="num_guesses"):
+        AuditReport.from_dict(d)
+
+
+@pytest.mark.parametrize("path,value,needle", [
+    (("attacks", 0, "metrics", "binary", "auc", "ci"), [0.1], "auc.ci"),
+    (("attacks", 0, "metrics", "binary", "n_pos"), 1.5, "n_pos"),
+    (("attacks", 0, "metrics", "binary", "tpr_at_fpr"), {"x": {}}, "false-positive"),
+    (("attacks", 0, "metrics", "epsilon_lower_bound", "threshold_fixed"), "yes",
+     "threshold_fixed"),
+    (("attacks", 1, "metrics", "multiclass", "leaks"), 1, "leaks"),
+    (("attacks", 0, "metrics", "slices", "class=0"), [], "slices[class=0]"),
+    (("attacks", 0, "metrics", "roc", "tpr"), [0.0], "roc"),
+    (("attacks", 0, "threat_model", "outputs"), ["telepathy"], "threat_model"),
+    (("ledger", "unit"), "planet", "ledger"),
+    (("ledger", "serving"), {"fresh_releases": "many"}, "serving"),
+])
+def test_malformed_fields_are_one_line_data_errors(raw, path, value, needle):
+    d = json.loads(json.dumps(raw))
+    node = d
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(DataError) as exc:
+        AuditReport.from_dict(d)
+    msg = str(exc.value)
+    assert needle in msg and "\n" not in msg
+
+
+def test_no_reader_walks_string_key_paths():
+    # issue 12 target: `["binary"]`, `["ci"]`, `["value"]` only in the one decoder/encoder
+    import re
+
+    root = Path(__file__).parents[2] / "graphleaks"
+    pattern = re.compile(r'\["binary"\]|\["ci"\]|\["value"\]')
+    found = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert all(f.startswith("audit/records.py:") for f in found), found
