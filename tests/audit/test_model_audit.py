@@ -122,8 +122,8 @@ def test_probabilities_output_gives_the_logits_models_posteriors(user_setup):  #
                     n_bootstrap=50)
     b = audit_model(prob.eval(), s.graph, s.members, s.non_members, output="probabilities",
                     attacks=["confidence_mia"], n_bootstrap=50)
-    assert a.attacks[0].metrics["binary"]["auc"]["value"] == pytest.approx(
-        b.attacks[0].metrics["binary"]["auc"]["value"], abs=1e-9)
+    assert a.attacks[0].metrics.binary.auc.value == pytest.approx(
+        b.attacks[0].metrics.binary.auc.value, abs=1e-9)
 
 
 def test_networkx_graph_and_boolean_masks_are_accepted(user_setup):  # noqa: ANN001
@@ -141,7 +141,7 @@ def test_networkx_graph_and_boolean_masks_are_accepted(user_setup):  # noqa: ANN
                      n_bootstrap=20)
     r2 = audit_model(s.model, g, s.members, s.non_members, attacks=["label_only_mia"],
                      n_bootstrap=20)
-    assert r1.attacks[0].metrics["binary"]["auc"] == r2.attacks[0].metrics["binary"]["auc"]
+    assert r1.attacks[0].metrics.binary.auc == r2.attacks[0].metrics.binary.auc
 
 
 @pytest.mark.parametrize("change,error,match", [
@@ -232,8 +232,8 @@ def test_pt2_of_a_graphleaks_gnn_audits_like_the_target_itself(tmp_path):  # noq
     for a, b in zip(direct.attacks, run.report.attacks, strict=True):
         assert a.attack == b.attack
         # the cached sparse GCN product against PyG's scatter: equal up to float rounding
-        assert b.metrics["binary"]["auc"]["value"] == pytest.approx(
-            a.metrics["binary"]["auc"]["value"], abs=1e-3), a.attack
+        assert b.metrics.binary.auc.value == pytest.approx(
+            a.metrics.binary.auc.value, abs=1e-3), a.attack
 
 
 def test_onnx_model_audits_like_the_module_and_refuses_embedding_attacks(user_setup, tmp_path):  # noqa: ANN001

@@ -33,12 +33,12 @@ def test_scores_only_equals_in_memory_audit(trained_target, output):
     assert np.array_equal(a.nodes, b.nodes)
     np.testing.assert_allclose(b.scores, a.scores, rtol=0, atol=1e-6)
     ma, mb = memory.report.attacks[0].metrics, only.report.attacks[0].metrics
-    assert ma["binary"]["auc"]["value"] == pytest.approx(mb["binary"]["auc"]["value"])
+    assert ma.binary.auc.value == pytest.approx(mb.binary.auc.value)
     if output == "probabilities":  # the very same floats: identical metrics and bound
         assert np.array_equal(a.scores, b.scores)
-        assert ma["binary"] == mb["binary"]
-        ma["epsilon_lower_bound"].pop("ledger_comparison")  # the export has no ledger
-        assert ma["epsilon_lower_bound"] == mb["epsilon_lower_bound"]
+        assert ma.binary == mb.binary
+        # the export has no ledger, hence no comparison with a claim
+        assert ma.epsilon_lower_bound.bound == mb.epsilon_lower_bound.bound
 
 
 def test_default_audit_on_overfit_model_has_auc_ci_above_half(trained_target):
@@ -47,10 +47,10 @@ def test_default_audit_on_overfit_model_has_auc_ci_above_half(trained_target):
                                      node_ids=nodes, seed=0, n_bootstrap=200)
     [a] = report.attacks
     assert a.attack == "confidence_mia" and a.config["threshold"] == "median"
-    assert a.metrics["binary"]["auc"]["ci"][0] > 0.5
-    assert a.metrics["epsilon_lower_bound"]["epsilon_lb"] > 0
-    assert a.threat_model["shadow_data"] == "none"
-    assert not a.threat_model["architecture_knowledge"]
+    assert a.metrics.binary.auc.lo > 0.5
+    assert a.metrics.epsilon_lower_bound.bound.epsilon_lb > 0
+    assert a.threat_model.shadow_data == "none"
+    assert not a.threat_model.architecture_knowledge
     assert any("median" in n for n in a.notes)
     skipped = report.config["skipped_attacks"]
     assert "LINK" not in skipped["linkteller"] and "FEATURE_QUERIES" in skipped["linkteller"]
