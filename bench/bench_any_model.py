@@ -93,10 +93,10 @@ def main() -> None:
     for a in foreign.attacks:
         rows.setdefault(a.attack, {})["foreign_s"] = round(a.runtime_s, 2)
         rows[a.attack]["auc_graphleaks"] = next(
-            (round(b.metrics["binary"]["auc"]["value"], 3) for b in native.attacks
-             if b.attack == a.attack and "binary" in b.metrics), None)
-        if "binary" in a.metrics:
-            rows[a.attack]["auc_foreign"] = round(a.metrics["binary"]["auc"]["value"], 3)
+            (round(b.metrics.binary.auc.value, 3) for b in native.attacks
+             if b.attack == a.attack and b.metrics.binary is not None), None)
+        if a.metrics.binary is not None:
+            rows[a.attack]["auc_foreign"] = round(a.metrics.binary.auc.value, 3)
     print(json.dumps({
         "dataset": "cora", "suite": args.suite, "attacks": names,
         "threads": torch.get_num_threads(),
