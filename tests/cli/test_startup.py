@@ -140,3 +140,21 @@ def test_the_read_probe_sees_torch_when_the_registry_is_needed(report_with_canar
     out = _read_probe(report_with_canary, ["check", report_with_canary, "--max",
                                            "shadow_mia.auc=0.9"])
     assert out.startswith("EXIT=2 ") and "torch" in out.split("HEAVY=")[1].split(",")
+
+
+def test_querying_a_results_store_imports_no_torch(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from graphleaks.audit.results_store import ResultsStore
+
+    report = json.loads((Path(__file__).parents[2] / "ci" / "privacy-baseline.json").read_text())
+    db = tmp_path / "runs.sqlite"
+    with ResultsStore(db) as store:
+        store.add_pending([{"config_hash": "h1", "defense": "none", "epsilon": None,
+                            "attack": "confidence_mia", "seed": 0, "config": {}}])
+        store.record_done("h1", metrics=report["attacks"][0]["metrics"],
+                          utility={"test_acc": 0.8}, ledger=report["ledger"], train_s=1.0,
+                          attack_s=1.0)
+    for fmt in ("table", "json"):
+        assert _heavy_modules(["results", str(db), "--format", fmt], str(tmp_path)) == "HEAVY="
