@@ -659,7 +659,7 @@ def decode_readings(d: Any, where: str) -> Readings:
 
 
 def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
-    """A :class:`~graphleaks.audit.canary.CanaryAudit` from its JSON dictionary.
+    """A :class:`CanaryAudit` from its JSON dictionary.
 
     Raises:
         DataError: Naming the first missing or mistyped field.
