@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
@@ -28,157 +26,22 @@ from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
 from graphleaks.seeding import Rngs
 
+# The report vocabulary lives in a torch-free module, so that reading a report never imports
+# torch; every name stays importable from here.
+from graphleaks.threat import (
+    ALL_OUTPUTS,
+    THREAT_MODEL_CHOICES,  # noqa: F401
+    Access,  # noqa: F401
+    GraphKnowledge,  # noqa: F401
+    Output,
+    ShadowData,  # noqa: F401
+    Task,
+    ThreatModel,
+)
+
 if TYPE_CHECKING:  # pragma: no cover
     from graphleaks.attacks._shadow import KnownMechanism
     from graphleaks.attacks.capabilities import Capability
-
-
-class Task(str, Enum):
-    """What an attack infers."""
-
-    MEMBERSHIP = "membership"
-    LINK = "link"
-    ATTRIBUTE = "attribute"
-    RECONSTRUCTION = "reconstruction"
-
-
-class Output(str, Enum):
-    """What a target exposes to an adversary."""
-
-    LABELS = "labels"
-    POSTERIORS = "posteriors"
-    LOGITS = "logits"
-    EMBEDDINGS = "embeddings"
-    PARAMETERS = "parameters"
-    FEATURE_QUERIES = "feature_queries"
-    RELEASED_EMBEDDINGS = "released_embeddings"
-
-
-ALL_OUTPUTS = frozenset(Output)
-
-
-Access = Literal["blackbox", "graybox", "whitebox"]
-GraphKnowledge = Literal["none", "partial", "full"]
-ShadowData = Literal["none", "same_distribution", "disjoint_subgraph"]
-
-#: The accepted spellings of each string field of :class:`ThreatModel` (exact, lower case).
-THREAT_MODEL_CHOICES: dict[str, tuple[str, ...]] = {
-    "access": get_args(Access),
-    "graph_knowledge": get_args(GraphKnowledge),
-    "shadow_data": get_args(ShadowData),
-}
-_THREAT_MODEL_FLAGS = ("feature_knowledge", "label_knowledge", "architecture_knowledge",
-                       "defense_knowledge")
-
-
-@dataclass(frozen=True)
-class ThreatModel:
-    """The adversary's access and knowledge, validated when built.
-
-    There is no query budget: no attack declared one, no entry point could set one, and the
-    accessors of :class:`TargetView` answer rows, whole graphs or model parameters, which no
-    single query count measures. A report therefore never states a limit that was not applied.
-
-    Attributes:
-        access: ``blackbox``, ``graybox`` or ``whitebox``.
-        outputs: What the adversary may read from the target.
-        graph_knowledge: ``none``, ``partial`` or ``full`` knowledge of the edges.
-        feature_knowledge: Whether the adversary knows the query nodes' features.
-        label_knowledge: Whether the adversary knows the query nodes' true labels.
-        shadow_data: ``none``, ``same_distribution`` or ``disjoint_subgraph`` (auxiliary
-            nodes disjoint from everything the target used).
-        architecture_knowledge: Whether the adversary knows the target's architecture and
-            training hyperparameters (needed to train shadow models).
-        defense_knowledge: Whether the adversary knows the target's defense mechanism and its
-            parameters (Kerckhoffs's principle; only the private data and the noise stay
-            secret). Shadow, reference and calibration models are then trained through the
-            same defense with independent noise. False keeps the defense-unaware adversary
-            (plain models on clean population data) for comparison.
-
-    Raises:
-        InvalidConfigError: For a string field outside its choices (exact spelling: ``Full``
-            is refused, not normalised, so a report only ever holds the canonical value), a
-            flag that is not a bool, or an output that is not an :class:`Output`.
-    """
-
-    access: Access = "blackbox"
-    outputs: frozenset[Output] = frozenset({Output.POSTERIORS})
-    graph_knowledge: GraphKnowledge = "none"
-    feature_knowledge: bool = True
-    label_knowledge: bool = False
-    shadow_data: ShadowData = "none"
-    architecture_knowledge: bool = False
-    defense_knowledge: bool = True
-
-    def __post_init__(self) -> None:
-        # Deviation from "the constructor stores" (design rule 2): a threat model is plain data
-        # written by attack authors and decoded from reports, with no config validation step
-        # of its own, so the constructor is the one place every path passes through.
-        for name, choices in THREAT_MODEL_CHOICES.items():
-            value = getattr(self, name)
-            if not isinstance(value, str) or value not in choices:
-                raise InvalidConfigError(
-                    f"ThreatModel.{name}={value!r} is not a choice; use one of: "
-                    f"{', '.join(choices)}")
-        for name in _THREAT_MODEL_FLAGS:
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise InvalidConfigError(f"ThreatModel.{name}={value!r} must be true or false")
-        outputs = self.outputs
-        if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable):
-            raise InvalidConfigError(f"ThreatModel.outputs={outputs!r} must be a set of "
-                                     f"outputs: {', '.join(o.value for o in Output)}")
-        parsed = set()
-        for o in outputs:
-            if isinstance(o, Output):
-                parsed.add(o)
-            elif isinstance(o, str) and o in Output._value2member_map_:
-                parsed.add(Output(o))
-            else:
-                raise InvalidConfigError(f"ThreatModel.outputs holds {o!r}; use outputs "
-                                         f"among: {', '.join(o.value for o in Output)}")
-        object.__setattr__(self, "outputs", frozenset(parsed))
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ThreatModel:
-        """Decode :meth:`to_dict` output, including a version-1 report's threat model.
-
-        Version-1 reports carry ``query_budget: null`` (it was declared, never set); that key
-        is dropped. Any other unknown key, or a non-null budget, is refused by name.
-
-        Raises:
-            InvalidConfigError: For an unknown key or an invalid value.
-        """
-        d = dict(data)
-        if "query_budget" in d and d.pop("query_budget") is not None:
-            raise InvalidConfigError("ThreatModel.query_budget is not supported: no attack "
-                                     "ever enforced it; remove it from the threat model")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise InvalidConfigError(f"ThreatModel has no field {unknown[0]!r}; its fields "
-                                     f"are: {', '.join(sorted(known))}")
-        return cls(**d)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dictionary."""
-        d = dataclasses.asdict(self)
-        d["outputs"] = sorted(o.value for o in self.outputs)
-        return d
-
-    def describe(self) -> str:
-        """One line for reports and ``graphleaks list attacks``."""
-        parts = [self.access, "outputs=" + ",".join(sorted(o.value for o in self.outputs))]
-        if self.label_knowledge:
-            parts.append("knows query labels")
-        if self.graph_knowledge != "none":
-            parts.append(f"graph={self.graph_knowledge}")
-        if self.shadow_data != "none":
-            parts.append(f"shadow={self.shadow_data}")
-        if self.architecture_knowledge:
-            parts.append("knows architecture")
-        parts.append("knows the defense" if self.defense_knowledge else "defense-unaware")
-        return "; ".join(parts)
 
 
 class TargetView:

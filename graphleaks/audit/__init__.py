@@ -1,8 +1,9 @@
 """Audits: run attacks against a target and report what leaks.
 
 The names below are loaded on first use (PEP 562), so that the command line's start-up never
-imports torch. (Reading a report decodes its threat models and privacy ledger, whose classes
-live in the attack and privacy packages, and those import torch.)
+imports torch. Reading a report stays torch-free too: its decoder uses only
+:mod:`graphleaks.threat`, :mod:`graphleaks.privacy.ledger`, the metric records and
+:mod:`.records` (``tests/cli/test_startup.py`` checks it); running an audit imports torch.
 """
 
 from __future__ import annotations

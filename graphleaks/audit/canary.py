@@ -36,12 +36,13 @@ from torch_geometric.data import Data
 
 from graphleaks._validation import validate
 from graphleaks.attacks.linkteller import influence_matrix
+from graphleaks.audit.records import CanaryAudit  # the record lives in the torch-free decoder
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.defenses import registry as defense_registry
 from graphleaks.defenses._edge_release import pair_keys
 from graphleaks.defenses.base import Defense
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.one_run import OneRunBound, min_canaries, one_run_bound
+from graphleaks.metrics.one_run import min_canaries, one_run_bound
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyUnit
@@ -95,49 +96,6 @@ class CanaryConfig:
                 f"The num_canaries parameter must be in [{lo}, 1000000] for confidence "
                 f"{self.confidence:g} with guess_fraction {self.guess_fraction:g} (at least "
                 f"{need} guesses). Got {self.num_canaries!r} instead.")
-
-
-@dataclass(frozen=True)
-class CanaryAudit:
-    """The outcome of one canary audit: claimed beside audited ε.
-
-    Attributes:
-        unit: The audited unit.
-        defense: The defense's registry name.
-        attack: The canary attack used.
-        claimed_epsilon: ε from the target's ledger (``inf`` if non-private).
-        claimed_delta: δ from the ledger.
-        bound: The one-run bound (ε and μ lower bounds, guesses, correct guesses).
-        violation: Whether the audited ε exceeds the claimed ε.
-        num_inserted: Canaries actually inserted.
-        seed: The audit's seed.
-        notes: How the audit was run.
-    """
-
-    unit: str
-    defense: str
-    attack: str
-    claimed_epsilon: float
-    claimed_delta: float
-    bound: OneRunBound
-    violation: bool
-    num_inserted: int
-    seed: int
-    notes: tuple[str, ...] = ()
-
-    @property
-    def audited_epsilon(self) -> float:
-        """The audited ε lower bound."""
-        return self.bound.epsilon_lb
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dict."""
-        d = asdict(self)
-        d["audited_epsilon"] = self.audited_epsilon
-        d["notes"] = list(self.notes)
-        if not math.isfinite(self.claimed_epsilon):
-            d["claimed_epsilon"] = "inf"
-        return d
 
 
 def check_unit(defense: Defense, unit: str) -> None:

@@ -24,9 +24,10 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import BinaryMetrics, Estimate, ThresholdEstimates
@@ -35,10 +36,50 @@ from graphleaks.metrics.one_run import OneRunBound
 from graphleaks.metrics.privacy_bound import EpsilonBound
 from graphleaks.metrics.slices import SliceMetrics
 
-if TYPE_CHECKING:
-    from graphleaks.audit.canary import CanaryAudit
-
 # --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class CanaryAudit:
+    """The outcome of one canary audit: claimed beside audited ε.
+
+    Attributes:
+        unit: The audited unit.
+        defense: The defense's registry name.
+        attack: The canary attack used.
+        claimed_epsilon: ε from the target's ledger (``inf`` if non-private).
+        claimed_delta: δ from the ledger.
+        bound: The one-run bound (ε and μ lower bounds, guesses, correct guesses).
+        violation: Whether the audited ε exceeds the claimed ε.
+        num_inserted: Canaries actually inserted.
+        seed: The audit's seed.
+        notes: How the audit was run.
+    """
+
+    unit: str
+    defense: str
+    attack: str
+    claimed_epsilon: float
+    claimed_delta: float
+    bound: OneRunBound
+    violation: bool
+    num_inserted: int
+    seed: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def audited_epsilon(self) -> float:
+        """The audited ε lower bound."""
+        return self.bound.epsilon_lb
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict."""
+        d = asdict(self)
+        d["audited_epsilon"] = self.audited_epsilon
+        d["notes"] = list(self.notes)
+        if not math.isfinite(self.claimed_epsilon):
+            d["claimed_epsilon"] = "inf"
+        return d
 
 
 @dataclass(frozen=True)
@@ -618,13 +659,11 @@ def decode_readings(d: Any, where: str) -> Readings:
 
 
 def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
-    """A :class:`~graphleaks.audit.canary.CanaryAudit` from its JSON dictionary.
+    """A :class:`CanaryAudit` from its JSON dictionary.
 
     Raises:
         DataError: Naming the first missing or mistyped field.
     """
-    from graphleaks.audit.canary import CanaryAudit
-
     d = _obj(d, where)
     w = f"{where}.bound"
     b = _obj(_get(d, "bound", where), w)

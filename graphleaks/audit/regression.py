@@ -18,15 +18,18 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._registry import normalize_name
 from graphleaks.audit.records import MetricReading, Readings, slice_as_metrics
 from graphleaks.audit.spec import (
     GateSpec,
     Threshold,
     check_metric,
     check_threshold,
+    is_metric,
 )
 from graphleaks.errors import DataError, InvalidConfigError
 
@@ -196,8 +199,28 @@ def check_report(
     return GateResult(tuple(checks), gate.bound, report.schema_version, tuple(notes))
 
 
-def parse_threshold_option(item: str) -> Threshold:
+def _attack_name(name: str, known: Collection[str]) -> str | None:
+    """The registered spelling of attack ``name``, or None when no attack has that name.
+
+    ``known`` (canonical names, e.g. the gated report's attacks) is tried first: the registry
+    imports every attack and torch with them, seconds a CI gate would pay on every build.
+    """
+    key = normalize_name(name)
+    for k in known:
+        if normalize_name(k) == key:
+            return k
+    from graphleaks.attacks import registry as attacks
+
+    return attacks.get(name).name if name in attacks else None
+
+
+def parse_threshold_option(item: str, known_attacks: Collection[str] = ()) -> Threshold:
     """Parse ``--max METRIC=LIMIT`` or ``--max ATTACK.METRIC=LIMIT``.
+
+    Args:
+        item: The option's value.
+        known_attacks: Canonical attack names resolved without the attack registry (the
+            gated report's attacks); any other name is looked up in the registry.
 
     Raises:
         InvalidConfigError: On bad syntax, an unknown metric or attack, or a limit outside
@@ -211,21 +234,21 @@ def parse_threshold_option(item: str) -> Threshold:
     metric = key.strip()
     # metric names contain dots ("tpr@0.1%fpr"): split off an attack only if it is one
     head, dot, tail = metric.partition(".")
+    if dot and "[" not in metric and is_metric(metric):
+        dot = ""  # a whole metric name: no attack to look up
     if "[" in metric:
         # ATTACK[SLICE].METRIC; the slice key may itself contain dots or '='
         name, _, rest = metric.partition("[")
         key, close, tail = rest.partition("].")
-        from graphleaks.attacks import registry as attacks
-
-        if not close or not key or name not in attacks:
+        canonical = _attack_name(name, known_attacks) if close and key else None
+        if canonical is None:
             raise InvalidConfigError(f"--max {item!r} must look like ATTACK[SLICE].METRIC="
                                      "LIMIT, e.g. 'confidence_mia[degree<=2].tpr@1%fpr=0.1'")
-        attack, metric, dot = f"{attacks.get(name).name}[{key}]", tail, ""
+        attack, metric, dot = f"{canonical}[{key}]", tail, ""
     if dot:
-        from graphleaks.attacks import registry as attacks
-
-        if head in attacks:
-            attack, metric = attacks.get(head).name, tail
+        canonical = _attack_name(head, known_attacks)
+        if canonical is not None:
+            attack, metric = canonical, tail
     where = f"--max {key.strip()}"
     m = check_metric(metric, where)
     if attack is not None and "[" in attack and m not in SLICE_METRICS:

@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
-    from graphleaks.attacks.base import ThreatModel
-    from graphleaks.audit.canary import CanaryAudit
-    from graphleaks.audit.records import AttackMetrics, BoundReport, MetricReading
+    from graphleaks.audit.records import AttackMetrics, BoundReport, CanaryAudit, MetricReading
     from graphleaks.audit.scores import CandidateTable
     from graphleaks.metrics.binary import Estimate
     from graphleaks.privacy.ledger import PrivacyLedger
+    from graphleaks.threat import ThreatModel
 
 #: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
 #: the runner, ``check`` and the loaders all read this one constant. Version 2 keeps the JSON
@@ -247,7 +246,7 @@ def _decode_threat_model(d: dict[str, Any], where: str) -> ThreatModel:
     """Through ThreatModel's own constructor, so its validation and field types apply."""
     import dataclasses
 
-    from graphleaks.attacks.base import Output, ThreatModel
+    from graphleaks.threat import Output, ThreatModel
 
     names = {f.name for f in dataclasses.fields(ThreatModel)}
     # a field an older graphleaks wrote and this one no longer has is dropped

@@ -81,6 +81,11 @@ def _norm_metric(name: str) -> str:
     return name.strip().lower().replace(" ", "")
 
 
+def is_metric(name: str) -> bool:
+    """Whether ``name`` spells a gated metric (any case, spaces ignored)."""
+    return _norm_metric(name) in METRICS
+
+
 def check_metric(name: Any, where: str) -> str:
     """The canonical metric ``name``, or an error naming the field ``where``."""
     if not isinstance(name, str) or _norm_metric(name) not in METRICS:

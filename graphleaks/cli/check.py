@@ -79,7 +79,8 @@ def check(
         spec = load_spec(config)
         gate = spec.gate
         baseline_path = spec.baseline_path()
-    extra = tuple(parse_threshold_option(m) for m in max_ or [])
+    names = [a.attack for a in data.attacks]  # resolved without importing the registry
+    extra = tuple(parse_threshold_option(m, names) for m in max_ or [])
     changes: dict[str, object] = {"thresholds": gate.thresholds + extra}
     if tolerance is not None:
         changes["tolerance"] = check_threshold("epsilon_lb", tolerance, "--tolerance")

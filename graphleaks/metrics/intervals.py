@@ -24,7 +24,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
 
 __all__ = [
     "BOOTSTRAP",
@@ -55,6 +54,9 @@ MONOTONE_F1 = "f1-of-clopper-pearson-bounds"
 
 def _z(confidence: float) -> float:
     """Two-sided normal quantile of the confidence level."""
+    # imported here: scipy.stats costs ~0.5 s of start-up that reading a report never needs
+    from scipy.stats import norm
+
     return float(norm.ppf(0.5 + confidence / 2.0))
 
 

@@ -44,8 +44,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, ndtri
-from scipy.stats import binom, norm
 
 from graphleaks.errors import InvalidConfigError
 
@@ -67,6 +65,10 @@ EPS_GRID: tuple[float, ...] = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0)
 
 def epsilon_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:
     """P-value of ``v`` correct guesses out of ``r`` under an (ε, δ)-DP null (Steinke et al.)."""
+    # scipy is imported in the functions that compute, not at module level: the report
+    # decoder imports OneRunBound, and reading a report (graphleaks check) must start fast
+    from scipy.stats import binom
+
     q = 1.0 / (1.0 + math.exp(-epsilon))
     tail = float(binom.sf(v - 1, r, q))
     if delta <= 0.0 or v <= 0:
@@ -106,6 +108,8 @@ def one_run_epsilon(m: int, r: int, v: int, *, delta: float = 0.0,
 
 def gdp_delta(mu: float, epsilon: float) -> float:
     """δ(ε) of μ-GDP (Dong, Roth, Su 2022, Corollary 2.13)."""
+    from scipy.stats import norm
+
     if mu <= 0.0:
         return 0.0
     return float(norm.cdf(-epsilon / mu + mu / 2.0)
@@ -124,6 +128,8 @@ def fdp_rejects(m: int, r: int, v: int, mu: float, tau: float) -> bool:
     rejects when its total mass exceeds ``r/m``. The total only grows on the way down, and once
     a step leaves ``h`` unchanged every later step does too, so both end the loop early.
     """
+    from scipy.special import ndtr, ndtri
+
     if v <= 0 or r <= 0 or mu <= 0.0:
         return False
     cap = r / m

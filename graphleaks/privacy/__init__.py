@@ -6,6 +6,11 @@ holds the generator-driven noise samplers; :class:`PrivacyLedger` is the record 
 target carries.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from graphleaks.privacy.accounting import (
     ACCOUNTANTS,
     Accountant,
@@ -38,13 +43,21 @@ from graphleaks.privacy.events import (
     event_from_dict,
 )
 from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyLedger, PrivacyUnit
-from graphleaks.privacy.mechanisms import (
-    gaussian_noise,
-    laplace_noise,
-    randomized_response,
-    rr_keep_probability,
-    rr_matrix,
-)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.privacy.mechanisms import (
+        gaussian_noise,
+        laplace_noise,
+        randomized_response,
+        rr_keep_probability,
+        rr_matrix,
+    )
+
+# The samplers import torch; the records above do not. Reading a report decodes its ledger
+# (graphleaks check), so the samplers are loaded on first use (PEP 562) and that path stays
+# torch-free.
+_LAZY = {"gaussian_noise", "laplace_noise", "randomized_response", "rr_keep_probability",
+         "rr_matrix"}
 
 __all__ = [
     "ACCOUNTANTS",
@@ -81,3 +94,10 @@ __all__ = [
     "rr_keep_probability",
     "rr_matrix",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a sampler from :mod:`.mechanisms` when it is first used."""
+    if name in _LAZY:
+        return getattr(importlib.import_module("graphleaks.privacy.mechanisms"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -65,3 +65,12 @@ def test_query_budget_is_gone_and_v1_reports_still_decode():
 def test_every_registered_threat_model_round_trips(name):
     tm = registry.get(name)().threat_model
     assert ThreatModel.from_dict(tm.to_dict()) == tm
+
+
+def test_the_vocabulary_is_one_set_of_classes_re_exported_by_base():
+    # graphleaks.threat is the torch-free home; a second copy would break isinstance/equality
+    import graphleaks.attacks.base as base
+    import graphleaks.threat as threat
+
+    for name in threat.__all__:
+        assert getattr(base, name) is getattr(threat, name), name

@@ -64,3 +64,97 @@ def test_cached_catalogue_equals_the_registries(tmp_path, monkeypatch) -> None:
 def test_default_threads_do_not_oversubscribe_small_machines() -> None:
     assert default_threads(1) == 1 and default_threads(2) == 1
     assert default_threads(8) == 4
+
+
+# Reading a report: the CI gate runs `check` after every build, so decoding a report (threat
+# models, ledger, metrics, canary audits) and gating it must not import torch either.
+_READ_PROBE = """
+import sys
+from pathlib import Path
+from graphleaks.audit.report import AuditReport
+AuditReport.from_json(Path({report!r}).read_bytes())
+from graphleaks.cli import main
+sys.argv = ["graphleaks", *{args!r}]
+code = 0
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code or 0
+heavy = sorted(m for m in ("torch", "torch_geometric", "sklearn", "scipy") if m in sys.modules)
+print(f"EXIT={{code}} HEAVY=" + ",".join(heavy), file=sys.stderr)
+"""
+
+
+@pytest.fixture(scope="module")
+def report_with_canary(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The CI baseline report (version 1) with a canary audit, rewritten by this graphleaks."""
+    import dataclasses
+    import math
+    from pathlib import Path
+
+    from graphleaks.audit.records import CanaryAudit
+    from graphleaks.audit.report import AuditReport
+    from graphleaks.metrics.one_run import OneRunBound
+
+    v1 = Path(__file__).parents[2] / "ci" / "privacy-baseline.json"  # slices wide enough
+    report = AuditReport.from_json(v1.read_bytes())
+    audit = CanaryAudit(unit="edge", defense="edgerand", attack="released",
+                        claimed_epsilon=math.inf, claimed_delta=0.0,
+                        bound=OneRunBound(60, 20, 18, 0.7, 0.3, 0.0, 0.95), violation=False,
+                        num_inserted=31, seed=3)
+    path = tmp_path_factory.mktemp("report") / "report.json"
+    path.write_text(dataclasses.replace(report, canary_audits=[audit]).to_json())
+    return str(path)
+
+
+def _read_probe(report: str, args: list[str]) -> str:
+    proc = subprocess.run([sys.executable, "-c", _READ_PROBE.format(report=report, args=args)],
+                          capture_output=True, text=True, check=True)
+    return proc.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("extra", [
+    ["--max", "auc=0.9"],  # link_stealing's upper bound crosses it: exit 3
+    ["--max", "auc=0.99"],
+    ["--max", "tpr@0.1%fpr=0.5"],  # a metric name holding a dot is not ATTACK.METRIC
+    ["--max", "confidence_mia.auc=0.9", "--max", "Link-Stealing.auc=0.9"],
+    ["--max", "confidence_mia[degree<=2].tpr@1%fpr=0.9"],
+    ["--baseline", "REPORT"],
+])
+def test_reading_and_gating_a_report_imports_no_torch(report_with_canary: str,
+                                                      extra: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from graphleaks.cli import app
+
+    args = ["check", report_with_canary,
+            *[report_with_canary if a == "REPORT" else a for a in extra]]
+    expected = CliRunner().invoke(app, args).exit_code  # this process has torch loaded
+    assert expected in (0, 3)
+    assert _read_probe(report_with_canary, args) == f"EXIT={expected} HEAVY="
+
+
+def test_the_read_probe_sees_torch_when_the_registry_is_needed(report_with_canary: str) -> None:
+    # an attack the report does not hold is looked up in the registry, which imports torch:
+    # this proves the probe above would notice a torch import on the read path
+    out = _read_probe(report_with_canary, ["check", report_with_canary, "--max",
+                                           "shadow_mia.auc=0.9"])
+    assert out.startswith("EXIT=2 ") and "torch" in out.split("HEAVY=")[1].split(",")
+
+
+def test_querying_a_results_store_imports_no_torch(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from graphleaks.audit.results_store import ResultsStore
+
+    report = json.loads((Path(__file__).parents[2] / "ci" / "privacy-baseline.json").read_text())
+    db = tmp_path / "runs.sqlite"
+    with ResultsStore(db) as store:
+        store.add_pending([{"config_hash": "h1", "defense": "none", "epsilon": None,
+                            "attack": "confidence_mia", "seed": 0, "config": {}}])
+        store.record_done("h1", metrics=report["attacks"][0]["metrics"],
+                          utility={"test_acc": 0.8}, ledger=report["ledger"], train_s=1.0,
+                          attack_s=1.0)
+    for fmt in ("table", "json"):
+        assert _heavy_modules(["results", str(db), "--format", fmt], str(tmp_path)) == "HEAVY="
