@@ -12,9 +12,9 @@ from graphleaks.defenses import registry
 
 from .conftest import REPO
 
-FAST = {"gap-edp": {"encoder_epochs": 1, "epochs": 1},
-        "gap-ndp": {"encoder_epochs": 1, "epochs": 1, "batch_size": 1000},
-        "lpgnn": {"epochs": 1}, "eclipse": {"rank": 2}, "eclipse-strict": {"rank": 2}}
+FAST = {"gap_edp": {"encoder_epochs": 1, "epochs": 1},
+        "gap_ndp": {"encoder_epochs": 1, "epochs": 1, "batch_size": 1000},
+        "lpgnn": {"epochs": 1}, "eclipse": {"rank": 2}, "eclipse_strict": {"rank": 2}}
 STATUS = {"verified": "verified", "authors' claim": "authors_claim"}
 
 

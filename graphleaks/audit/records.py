@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import BinaryMetrics, Estimate, ThresholdEstimates
 from graphleaks.metrics.multiclass import MulticlassMetrics
@@ -642,7 +643,7 @@ def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
         raise DataError(f"{where}.notes must be a list of strings")
     return CanaryAudit(
         unit=_str(_get(d, "unit", where), f"{where}.unit"),
-        defense=_str(_get(d, "defense", where), f"{where}.defense"),
+        defense=canonical_name(_str(_get(d, "defense", where), f"{where}.defense")),
         attack=_str(_get(d, "attack", where), f"{where}.attack"),
         claimed_epsilon=num(_get(d, "claimed_epsilon", where), f"{where}.claimed_epsilon"),
         claimed_delta=num(_get(d, "claimed_delta", where), f"{where}.claimed_delta"),
