@@ -89,6 +89,21 @@ def test_old_kebab_defense_names_in_a_sweep_resolve_to_canonical():
         [r["config_hash"] for u in new for r in u.runs]
 
 
+def test_results_rows_match_any_spelling_and_read_old_rows_as_canonical():
+    store = ResultsStore(":memory:")
+    # "gap-edp": a row a store filled before the rename holds
+    store.add_pending([{"config_hash": h, "defense": d, "epsilon": 1.0, "attack": a, "seed": 0,
+                        "config": {}} for h, d, a in (("h1", "gap-edp", "confidence_mia"),
+                                                      ("h2", "gap_edp", "link_stealing"),
+                                                      ("h3", "none", "confidence_mia"))])
+    assert [r["defense"] for r in store.rows()] == ["gap_edp", "gap_edp", "none"]
+    for spelling in ("gap-edp", "gap_edp", "GAP_EDP"):
+        assert [r["config_hash"] for r in store.rows(defense=spelling)] == ["h1", "h2"]
+    assert [r["config_hash"] for r in store.rows(defense="none", attack="confidence-mia")] \
+        == ["h3"]
+    assert store.rows(status="done", defense="gap_edp") == []
+
+
 @pytest.mark.parametrize(("sweep_table", "field"), [
     ({"defenses": ["nope"]}, "sweep.defenses[0]"),
     ({"defenses": ["gap_edp"]}, "sweep.epsilons"),
