@@ -27,7 +27,7 @@ def _table() -> list[tuple[str, dict, str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not cells[0].startswith("`"):
             continue
-        names = re.findall(r"`([a-z-]+)`", cells[0])
+        names = re.findall(r"`([a-z][a-z0-9_]*)`", cells[0])
         modes = re.findall(r"`mode=(\w+)`: ([a-z' ]+)", cells[2])
         for name in names:
             if modes:
