@@ -309,9 +309,12 @@ def _decode_attack(a: Any, where: str) -> AttackReport:
 
 
 def _canonical_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A report's ``config`` with plug-in names an earlier version wrote in their canonical
-    spelling (``gap-edp`` -> ``gap_edp``): the defense of the spec's target and the owners of
-    ``params``. Anything else is kept as written."""
+    """A report's ``config`` with the plug-in names an earlier version wrote made canonical.
+
+    ``gap-edp`` becomes ``gap_edp`` in the two places a plug-in name is a value or key: the
+    defense of the spec's target and the owners of ``params``. Anything else is kept as
+    written (free-text notes included).
+    """
     out = dict(config)
     params = out.get("params")
     if isinstance(params, dict):
