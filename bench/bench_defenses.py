@@ -28,7 +28,7 @@ from graphleaks.data.splits import SplitConfig  # noqa: E402
 GAP_SPLIT = SplitConfig(kind="transductive", train_frac=0.75, val_frac=0.10, test_frac=0.15)
 LPGNN_SPLIT = SplitConfig(kind="transductive", train_frac=0.5, val_frac=0.25, test_frac=0.25)
 CASES = [
-    ("gap-edp", {"epsilon": 4.0, "hops": 2}, GAP_SPLIT, 20.0),
+    ("gap_edp", {"epsilon": 4.0, "hops": 2}, GAP_SPLIT, 20.0),
     ("lpgnn", {"epsilon": 1.0}, LPGNN_SPLIT, 30.0),
 ]
 

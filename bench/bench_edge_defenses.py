@@ -30,7 +30,7 @@ from graphleaks.models.gnn import ArchitectureSpec  # noqa: E402
 
 CASES = [  # (name, dataset, defense, params, target seconds)
     ("eclipse", "amazon-computers", "eclipse", {"epsilon": 1.0}, 60.0),
-    ("eclipse-strict", "amazon-computers", "eclipse-strict", {"epsilon": 1.0}, 60.0),
+    ("eclipse_strict", "amazon-computers", "eclipse_strict", {"epsilon": 1.0}, 60.0),
     ("lapgraph", "amazon-computers", "lapgraph", {"epsilon": 1.0}, 60.0),
     ("edgerand-eps8", "cora", "edgerand", {"epsilon": 8.0}, 60.0),
     ("heterorr-edgerr", "cora", "heterorr", {"epsilon": 1.0, "epsilon_e": 1.0}, 120.0),

@@ -9,7 +9,7 @@ the AUC and its 95 % bootstrap interval, the accuracy at the attack's own thresh
 target's test accuracy. Rows are also appended, as JSON lines, to ``--out``.
 
 Usage: ``python bench/reproduce_defense_aware.py [--datasets cora,citeseer]
-[--defenses lpgnn,gap-edp,gap-ndp] [--seed 0] [--n-bootstrap 200] [--out FILE]``.
+[--defenses lpgnn,gap_edp,gap_ndp] [--seed 0] [--n-bootstrap 200] [--out FILE]``.
 Needs ``GRAPHLEAKS_DATA`` for every dataset but Cora.
 """
 
@@ -32,8 +32,8 @@ from graphleaks.metrics.binary import Estimate  # noqa: E402
 from graphleaks.seeding import derive_seed  # noqa: E402
 
 DATASETS = ["cora", "citeseer", "amazon-photo", "facebook-pagepage"]
-DEFENSES = {"lpgnn": {"epsilon": 1.0}, "gap-edp": {"epsilon": 4.0},
-            "gap-ndp": {"epsilon": 8.0}}
+DEFENSES = {"lpgnn": {"epsilon": 1.0}, "gap_edp": {"epsilon": 4.0},
+            "gap_ndp": {"epsilon": 8.0}}
 ATTACKS = {"lira_mia": {"num_references": 8, "ref_epochs": 50}, "shadow_mia": {},
            "confidence_mia": {}}
 

@@ -11,7 +11,7 @@ Cora is bundled; CiteSeer needs ``--data-root`` (a folder laid out like
 ``../shared/datasets``). Mean ± std over ``--repeats`` seeds of test accuracy (%).
 
 Usage: ``python bench/reproduce_defenses.py [--datasets cora citeseer] [--data-root DIR]
-[--repeats 3] [--defenses lpgnn gap-edp] [--threads 1] [--epochs N]``.
+[--repeats 3] [--defenses lpgnn gap_edp] [--threads 1] [--epochs N]``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ PAPER = {
 }
 SPLITS = {
     "lpgnn": SplitConfig(kind="transductive", train_frac=0.5, val_frac=0.25, test_frac=0.25),
-    "gap-edp": SplitConfig(kind="transductive", train_frac=0.75, val_frac=0.10, test_frac=0.15),
+    "gap_edp": SplitConfig(kind="transductive", train_frac=0.75, val_frac=0.10, test_frac=0.15),
 }
 
 
@@ -66,7 +66,7 @@ def run(defense: str, graph, dataset: str, eps: float, repeats: int, args) -> li
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=["cora"])
-    ap.add_argument("--defenses", nargs="+", default=["lpgnn", "gap-edp"])
+    ap.add_argument("--defenses", nargs="+", default=["lpgnn", "gap_edp"])
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=0, help="override epochs (0: paper's)")

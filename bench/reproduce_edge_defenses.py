@@ -1,7 +1,7 @@
 """Reproduce the edge defenses' utility/privacy trade-off (issue 7).
 
 For Cora, CiteSeer and Amazon Computers and ε ∈ {0.5, 1, 2, 4, 8}, trains a 2-layer GCN under
-each edge defense (``eclipse`` paper mode, ``eclipse-strict``, ``lapgraph``, ``edgerand``,
+each edge defense (``eclipse`` paper mode, ``eclipse_strict``, ``lapgraph``, ``edgerand``,
 ``heterorr`` corrected and ``heterorr-paper``) on a transductive split and prints the test
 accuracy, LinkTeller AUC and link-stealing (He et al. attack 0, posterior correlation) AUC
 against it. The non-private GCN and the edge-free MLP are printed as the two ends of the
@@ -39,7 +39,7 @@ from graphleaks.data.splits import SplitConfig  # noqa: E402
 from graphleaks.errors import InvalidConfigError  # noqa: E402
 from graphleaks.models.gnn import ArchitectureSpec  # noqa: E402
 
-DEFENSES = ["eclipse", "eclipse-strict", "lapgraph", "edgerand", "heterorr", "heterorr-paper"]
+DEFENSES = ["eclipse", "eclipse_strict", "lapgraph", "edgerand", "heterorr", "heterorr-paper"]
 
 
 def defense_params(label: str, eps: float | None) -> tuple[str, dict]:

@@ -54,7 +54,7 @@ from graphleaks.metrics.topology import topology_leakage  # noqa: E402
 from graphleaks.models.gnn import ArchitectureSpec  # noqa: E402
 from graphleaks.seeding import derive_seed  # noqa: E402
 
-EDGE_DEFENSES = ("gap-edp", "eclipse", "edgerand", "lapgraph")
+EDGE_DEFENSES = ("gap_edp", "eclipse", "edgerand", "lapgraph")
 
 
 def log(msg: str) -> None:

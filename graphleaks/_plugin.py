@@ -7,11 +7,15 @@ A family (``Attack``, ``Defense``) subclasses :class:`Plugin` once and names its
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, ClassVar
 
 from graphleaks._params import config_record
 from graphleaks._registry import Registry
 from graphleaks._validation import replace_config, validate
+
+#: The one style of a plug-in's canonical name: snake_case (``gap_edp``, ``confidence_mia``).
+CANONICAL_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +38,10 @@ class Plugin:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" in cls.__dict__ and "_registry" not in cls.__dict__:
+            # one style for every plug-in (issue 12): other spellings resolve to this one
+            if not CANONICAL_NAME.fullmatch(cls.name):
+                raise TypeError(f"{cls.__qualname__}.name {cls.name!r} is not snake_case; "
+                                f"name it {cls.name.lower().replace('-', '_')!r}")
             cls._registry.register(cls.name, cls)
 
     def __init__(self, config: Any | None = None, **overrides: Any) -> None:
@@ -88,4 +96,4 @@ class Plugin:
         )
 
 
-__all__ = ["EmptyConfig", "Plugin"]
+__all__ = ["CANONICAL_NAME", "EmptyConfig", "Plugin"]

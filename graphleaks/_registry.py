@@ -1,4 +1,9 @@
-"""A small generic registry of plug-ins, resolved case-, dash- and underscore-insensitively."""
+"""A small generic registry of plug-ins, resolved case-, dash- and underscore-insensitively.
+
+Every plug-in has one canonical name in snake_case (``gap_edp``), the only spelling graphleaks
+writes. Any spelling that normalises to it (``gap-edp``, ``GAP_EDP``) is accepted as input and
+resolved once, at the edge that reads it.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,31 @@ T = TypeVar("T")
 def normalize_name(name: str) -> str:
     """Normalise a plug-in name for lookup: lower case, ``-`` and ``_`` removed."""
     return name.lower().replace("-", "").replace("_", "")
+
+
+#: Plug-in names that earlier versions wrote in kebab-case, mapped to their canonical names.
+#: Reports, bundle manifests and CI baselines written before the rename hold these; decoders
+#: that must not import the registries (torch) map them with :func:`canonical_name`. A test
+#: checks every entry against the registries.
+LEGACY_NAMES: dict[str, str] = {
+    "gap-edp": "gap_edp",
+    "gap-ndp": "gap_ndp",
+    "eclipse-strict": "eclipse_strict",
+}
+_LEGACY_BY_KEY = {normalize_name(canon): canon for canon in LEGACY_NAMES.values()}
+
+
+def canonical_name(name: str) -> str:
+    """The canonical spelling of a plug-in name read from a file an earlier version wrote.
+
+    Any spelling of a renamed plug-in maps to its canonical name; every other string is
+    returned unchanged (a foreign model's free-text defense label stays as given).
+
+    Example:
+        >>> canonical_name("gap-edp"), canonical_name("GAP_NDP"), canonical_name("my-defense")
+        ('gap_edp', 'gap_ndp', 'my-defense')
+    """
+    return _LEGACY_BY_KEY.get(normalize_name(name), name)
 
 
 class Registry(Generic[T]):

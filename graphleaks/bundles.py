@@ -417,7 +417,9 @@ def load_bundle(
                           f"{graph.num_nodes}")
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed") or 0),
-        ledger=ledger, defense=str(manifest["defense"]),
+        # a manifest an earlier version wrote may spell the defense "gap-edp": resolved once
+        # here to its canonical name, so a report of this target writes only that one
+        ledger=ledger, defense=defenses.get(str(manifest["defense"])).name,
         defense_config=dict(manifest.get("defense_config") or {}),
         released_edges=extras.get("released_edges"), features=extras.get("features"),
         public_edges=extras.get("public_edges"),

@@ -12,9 +12,9 @@ from graphleaks.defenses import registry
 
 from .conftest import REPO
 
-FAST = {"gap-edp": {"encoder_epochs": 1, "epochs": 1},
-        "gap-ndp": {"encoder_epochs": 1, "epochs": 1, "batch_size": 1000},
-        "lpgnn": {"epochs": 1}, "eclipse": {"rank": 2}, "eclipse-strict": {"rank": 2}}
+FAST = {"gap_edp": {"encoder_epochs": 1, "epochs": 1},
+        "gap_ndp": {"encoder_epochs": 1, "epochs": 1, "batch_size": 1000},
+        "lpgnn": {"epochs": 1}, "eclipse": {"rank": 2}, "eclipse_strict": {"rank": 2}}
 STATUS = {"verified": "verified", "authors' claim": "authors_claim"}
 
 
@@ -27,7 +27,7 @@ def _table() -> list[tuple[str, dict, str]]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) < 3 or not cells[0].startswith("`"):
             continue
-        names = re.findall(r"`([a-z-]+)`", cells[0])
+        names = re.findall(r"`([a-z][a-z0-9_]*)`", cells[0])
         modes = re.findall(r"`mode=(\w+)`: ([a-z' ]+)", cells[2])
         for name in names:
             if modes:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import BinaryMetrics, Estimate, ThresholdEstimates
 from graphleaks.metrics.multiclass import MulticlassMetrics
@@ -681,7 +682,7 @@ def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
         raise DataError(f"{where}.notes must be a list of strings")
     return CanaryAudit(
         unit=_str(_get(d, "unit", where), f"{where}.unit"),
-        defense=_str(_get(d, "defense", where), f"{where}.defense"),
+        defense=canonical_name(_str(_get(d, "defense", where), f"{where}.defense")),
         attack=_str(_get(d, "attack", where), f"{where}.attack"),
         claimed_epsilon=num(_get(d, "claimed_epsilon", where), f"{where}.claimed_epsilon"),
         claimed_delta=num(_get(d, "claimed_delta", where), f"{where}.claimed_delta"),

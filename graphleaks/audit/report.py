@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
@@ -306,13 +307,33 @@ def _decode_attack(a: Any, where: str) -> AttackReport:
         exposure=_dict(a.get("exposure", {}), f"{where}.exposure"))
 
 
+def _canonical_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A report's ``config`` with the plug-in names an earlier version wrote made canonical.
+
+    ``gap-edp`` becomes ``gap_edp`` in the two places a plug-in name is a value or key: the
+    defense of the spec's target and the owners of ``params``. Anything else is kept as
+    written (free-text notes included).
+    """
+    out = dict(config)
+    params = out.get("params")
+    if isinstance(params, dict):
+        out["params"] = {canonical_name(str(k)): v for k, v in params.items()}
+    spec = out.get("spec")
+    if isinstance(spec, dict) and isinstance(spec.get("target"), dict):
+        target = spec["target"]
+        if isinstance(target.get("defense"), str):
+            out["spec"] = {**spec, "target": {**target,
+                                              "defense": canonical_name(target["defense"])}}
+    return out
+
+
 def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
     t = data["target"]
     _check_types(t, _TARGET_FIELDS, f"{where}: target")
     if not isinstance(t["architecture"].get("arch"), str):
         raise DataError(f"{where}: target.architecture.arch must be a string")
     target = TargetSummary(
-        architecture=t["architecture"], defense=t["defense"],
+        architecture=t["architecture"], defense=canonical_name(t["defense"]),
         defense_config=_dict(t.get("defense_config", {}), f"{where}: target.defense_config"),
         dataset=_dict(t.get("dataset", {}), f"{where}: target.dataset"),
         fingerprint=t["fingerprint"], num_nodes=t["num_nodes"], num_edges=t["num_edges"],
@@ -332,7 +353,7 @@ def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
     return AuditReport(
         # a version-1 report is upgraded: the same JSON shape, read into the same records
         schema_version=REPORT_SCHEMA_VERSION, seed=data["seed"], target=target, ledger=ledger,
-        attacks=attacks, config=data["config"], versions=data["versions"],
+        attacks=attacks, config=_canonical_config(data["config"]), versions=data["versions"],
         canary_audits=canaries, serving=serving)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphleaks._registry import canonical_name, normalize_name
 from graphleaks.errors import DataError
 
 STORE_VERSION = 1
@@ -264,16 +265,24 @@ class ResultsStore:
 
     def rows(self, *, status: str | None = None, defense: str | None = None,
              attack: str | None = None) -> list[dict[str, Any]]:
-        """Rows as dictionaries with JSON columns decoded (``metrics``, ``utility``, ...)."""
+        """Rows as dictionaries with JSON columns decoded (``metrics``, ``utility``, ...).
+
+        ``defense`` and ``attack`` match any spelling of a plug-in name (``gap-edp`` finds
+        ``gap_edp``), and a row an earlier version stored under a kebab-case name is returned
+        under its canonical name.
+        """
         q, args = "SELECT * FROM runs WHERE 1=1", []
-        for col, val in (("status", status), ("defense", defense), ("attack", attack)):
-            if val is not None:
-                q += f" AND {col}=?"
-                args.append(val)
+        if status is not None:
+            q += " AND status=?"
+            args.append(status)
         q += " ORDER BY defense, epsilon IS NULL, epsilon, attack, seed, config_hash"
         out = []
         for r in self._con.execute(q, args):
             d = dict(r)
+            d["defense"] = canonical_name(str(d["defense"]))
+            if any(want is not None and normalize_name(want) != normalize_name(str(d[col]))
+                   for col, want in (("defense", defense), ("attack", attack))):
+                continue
             for k in ("config", "metrics", "utility", "ledger"):
                 raw = d.get(f"{k}_json")
                 d[k] = json.loads(raw) if raw else None

@@ -4,10 +4,10 @@ A sweep spec is an audit spec (``[target]``, ``[audit]``, ``[attacks.*]``) plus 
 ``[sweep]`` table::
 
     [sweep]
-    defenses = ["none", "gap-edp"]
+    defenses = ["none", "gap_edp"]
     epsilons = [1.0, 4.0, 16.0]     # used by defenses that take an epsilon
     seeds = [0, 1]
-    [sweep.defense_params.gap-edp]  # fixed parameters of one defense
+    [sweep.defense_params.gap_edp]  # fixed parameters of one defense
     encoder_epochs = 50
 
 Each (defense, ε, seed) trains one target; every attack then runs against it and gives
@@ -18,9 +18,9 @@ Units run in a local process pool (``workers`` > 1), in this process, or on Ray
 
 Example:
     >>> spec = parse_sweep_spec({"target": {"dataset": "synthetic"},
-    ...     "sweep": {"defenses": ["none", "gap-edp"], "epsilons": [1.0, 4.0],
+    ...     "sweep": {"defenses": ["none", "gap_edp"], "epsilons": [1.0, 4.0],
     ...               "seeds": [0, 1]}, "attacks": {"confidence_mia": {}}})
-    >>> len(expand_grid(spec))  # none: 2 seeds; gap-edp: 2 ε × 2 seeds
+    >>> len(expand_grid(spec))  # none: 2 seeds; gap_edp: 2 ε × 2 seeds
     6
 """
 

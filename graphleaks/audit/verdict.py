@@ -58,9 +58,9 @@ _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attr
                  "reconstruction": "reconstruction"}
 #: What to try when no sweep has been run: the defense whose privacy unit matches the risk.
 DEFENSE_ADVICE = {
-    "membership": ("gap-ndp", "node-level DP"),
-    "edges": ("gap-edp", "edge-level DP"),
-    "reconstruction": ("gap-edp", "edge-level DP (the structure the model encodes)"),
+    "membership": ("gap_ndp", "node-level DP"),
+    "edges": ("gap_edp", "edge-level DP"),
+    "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
 }
 #: Fewest positives and negatives an attack needs before the verdict grades it.
@@ -174,7 +174,7 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
     best = _best_sweep_row(sweep_rows or [], attacks_of_risk)
     if best is not None:
         return best
-    defense, what = DEFENSE_ADVICE.get(risk, ("gap-ndp", "DP"))
+    defense, what = DEFENSE_ADVICE.get(risk, ("gap_ndp", "DP"))
     none_graded = ("The sweep has no defended run of these attacks that could be graded. "
                    if sweep_rows else "")
     return (f"{none_graded}Try {what}: graphleaks train --defense {defense} --epsilon 4 "

@@ -10,7 +10,7 @@ Two registered modes:
   ε_l = 0.99ε; T = round(|E| + Lap(1/ε_e)), ε_e = 0.01ε; the T largest strict-upper-triangle
   entries of U_r diag(s̃) V_rᵀ (evaluated blockwise) are the released edges. The singular
   vectors are not privatized, so the ledger is the authors' claim (flaw #7, §4.3).
-* ``eclipse-strict`` (corrected mode): the subspace is privatized by running the low-rank
+* ``eclipse_strict`` (corrected mode): the subspace is privatized by running the low-rank
   pipeline on a noisy adjacency A + G, with G symmetric Gaussian noise on every
   upper-triangle entry calibrated by the **analytic** Gaussian (Δ₂ = 1 per undirected edge).
   G is never stored: it is regenerated tile by tile from per-tile seeds inside a randomized
@@ -51,7 +51,7 @@ from graphleaks.seeding import Rngs, derive_seed
 PAPER_NOTE = "authors' claim: singular vectors not privatized"
 # CPU seconds per n² of the quadratic step, one thread, measured on the 2-core reference
 # machine (bench/bench_scale.py): the blockwise top-T scan of U·diag(s)·Vᵀ (r = 20) and the
-# single noise pass of eclipse-strict (randn of n²/2 entries and the (k + l)-column sketch).
+# single noise pass of eclipse_strict (randn of n²/2 entries and the (k + l)-column sketch).
 SECONDS_PER_N2 = {"paper": 3.8e-9, "strict": 4.8e-8}
 DEFAULT_MAX_NODES = {"paper": 400_000, "strict": 150_000}
 DENSE_LIMIT = 400  # below this many nodes a dense SVD is used (tiny graphs only)
@@ -200,7 +200,7 @@ class EclipseConfig:
         delta: δ; ``None`` means the paper's rule in paper mode and 1e-6 in strict mode.
         count_fraction: Share ε_e/ε spent on the edge count.
         max_nodes: Refuse larger graphs before any work: both modes scan all n² pairs (and
-            eclipse-strict draws n²/2 noise entries). ``None``: 400,000 nodes in paper mode
+            eclipse_strict draws n²/2 noise entries). ``None``: 400,000 nodes in paper mode
             (about 10 CPU-minutes), 150,000 in strict mode (about 18 CPU-minutes).
     """
 
@@ -278,7 +278,7 @@ class Eclipse(Defense):
             ledger = PrivacyLedger.from_event(
                 PrivacyUnit.EDGE, event, delta, accountant="analytic",
                 status=GuaranteeStatus.VERIFIED,
-                notes=("eclipse-strict: analytic Gaussian on every upper-triangle entry of A "
+                notes=("eclipse_strict: analytic Gaussian on every upper-triangle entry of A "
                        f"(sigma={sigma:.4g}, sensitivity 1 per undirected edge), rank-"
                        f"{cfg.rank} SVD of the noisy A (privatized subspace, defenses.md 4.3),"
                        f" Laplace edge count eps_e={eps_e:g}; basic composition",
@@ -319,7 +319,7 @@ class Eclipse(Defense):
 class EclipseStrict(Eclipse):
     """Eclipse with a privatized subspace and analytic Gaussian (ledger: verified)."""
 
-    name = "eclipse-strict"
+    name = "eclipse_strict"
     strict = True
 
 

@@ -12,12 +12,12 @@ Pipeline (``defenses.md`` §3.2, §3.4b):
 
 Privacy (``defenses.md`` §3.1, §3.3, §3.4):
 
-* ``gap-edp`` (unit EDGE): only PMA touches edges. Each hop releases a Gaussian sum of unit
+* ``gap_edp`` (unit EDGE): only PMA touches edges. Each hop releases a Gaussian sum of unit
   vectors; removing one *directed* adjacency entry changes one row by one unit vector (Δ = 1,
   the paper's unit), removing one *undirected* edge {u, v} changes two rows (Δ = √2, our
   default, ``edge_unit="undirected"``). σ per hop is calibrated for K compositions with the
   exact analytic-Gaussian accountant (it reproduces the paper's σ table).
-* ``gap-ndp`` (unit NODE): out-degrees are bounded to D by uniform sampling without
+* ``gap_ndp`` (unit NODE): out-degrees are bounded to D by uniform sampling without
   replacement (each node then feeds at most D aggregates: Δ = √D per hop, noise std σ·√D),
   and the encoder and classifier are trained with DP-SGD (Opacus; Poisson sampling, clip C,
   noise multiplier σ). One σ is shared by the three stages and the composition
@@ -620,7 +620,7 @@ class GAPEDP(_GAPBase):
         (1.0, 'edge')
     """
 
-    name = "gap-edp"
+    name = "gap_edp"
     privacy_unit = PrivacyUnit.EDGE
     Config = GAPEDPConfig
 
@@ -729,7 +729,7 @@ def ndp_event(
 class GAPNDP(_GAPBase):
     """GAP with node-level DP: degree bounding, PMA with Δ = √D, DP-SGD for both MLPs."""
 
-    name = "gap-ndp"
+    name = "gap_ndp"
     privacy_unit = PrivacyUnit.NODE
     Config = GAPNDPConfig
     dp_training = True

@@ -83,7 +83,7 @@ def test_report_records_the_flag(lpgnn_target):
 
 
 def test_gap_references_through_gap_keep_epsilon_and_drop_the_serving_budget(graph):
-    t = train_target(graph, defense="gap-edp", seed=0, defense_params={
+    t = train_target(graph, defense="gap_edp", seed=0, defense_params={
         "epsilon": 2.0, "encoder_epochs": 5, "epochs": 5, "query_budget": 2.0})
     mech = KnownMechanism.of(t)
     assert mech is not None and mech.config["delta"] == t.ledger.delta  # same δ, not re-derived

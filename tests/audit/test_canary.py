@@ -35,7 +35,7 @@ def _audit(graph, defense, seed, **kw):
                         seed=seed, **kw)
 
 
-@pytest.mark.parametrize("name", ["edgerand", "lapgraph", "eclipse-strict"])
+@pytest.mark.parametrize("name", ["edgerand", "lapgraph", "eclipse_strict"])
 @pytest.mark.parametrize("epsilon", [1.0])
 def test_verified_mechanism_never_flagged(small_graph, name, epsilon):
     for seed in range(5):

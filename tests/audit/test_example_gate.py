@@ -30,7 +30,7 @@ def test_defended_model_passes_the_example_gate():
     # 600 nodes: 120 members, enough for an AUC interval narrower than the 0.1 margin
     graph = csbm(600, num_classes=3, num_features=32, feature_signal=1.0, avg_degree=6,
                  seed=1)
-    defended = train_target(graph, defense="gap-ndp", defense_params={"epsilon": 0.5},
+    defended = train_target(graph, defense="gap_ndp", defense_params={"epsilon": 0.5},
                             seed=0, dataset={"name": "synthetic-test"})
     result = check_report(_audit(defended), _gate())
     assert result.passed, [c.message for c in result.checks]

@@ -53,7 +53,7 @@ class _Collector(HTMLParser):
 
 def test_self_contained_with_figures(audited, tmp_path):
     report, res = audited
-    rows = [{"defense": "gap-edp", "attack": "confidence_mia", "epsilon": e,
+    rows = [{"defense": "gap_edp", "attack": "confidence_mia", "epsilon": e,
              "metrics": report.attacks[0].metrics.to_dict(),
              "utility": {"test_accuracy": 0.5 + e / 20}} for e in (1.0, 4.0)]
     rows.append({**rows[0], "defense": "none", "epsilon": None})

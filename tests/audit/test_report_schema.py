@@ -75,6 +75,9 @@ def test_v1_upgrades_to_v2_json_of_the_same_shape(v1, raw):
     old = {k: v for k, v in raw.items() if k != "schema_version"}
     for a in old["attacks"]:  # v1's never-enforced query_budget (always null) is dropped
         assert a["threat_model"].pop("query_budget") is None
+    # the verdict is derived again, and its advice names the defense by its canonical name
+    old["verdict"] = json.loads(json.dumps(old["verdict"]).replace("--defense gap-ndp",
+                                                                   "--defense gap_ndp"))
     assert {k: v for k, v in new.items() if k != "schema_version"} == old
 
 
@@ -86,9 +89,12 @@ def test_v2_round_trips_in_the_typed_sense(v1):
 
 def test_v1_is_rendered(v1):
     md = render_markdown(v1)
-    # the same lines as schema-1 graphleaks wrote (slices now in the JSON's key order)
-    assert sorted(md.strip().splitlines()) == \
-        sorted((DATA / "report_v1.md").read_text().strip().splitlines())
+    # the same lines as schema-1 graphleaks wrote (slices now in the JSON's key order), but
+    # the verdict's advice, derived when rendering, names the defense by its canonical name
+    expected = (DATA / "report_v1.md").read_text().replace("--defense gap-ndp",
+                                                           "--defense gap_ndp")
+    assert "--defense gap_ndp" in md and "gap-ndp" not in md
+    assert sorted(md.strip().splitlines()) == sorted(expected.strip().splitlines())
     html = render_html(v1)
     for name in ("confidence_mia", "attribute_inference", "link_stealing", "Privacy ledger"):
         assert name in html
@@ -177,3 +183,48 @@ def test_no_reader_walks_string_key_paths():
     found = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert all(f.startswith("audit/records.py:") for f in found), found
+
+
+BASELINE_DEFENDED = Path(__file__).parents[2] / "ci" / "privacy-baseline-defended.json"
+
+
+def test_v1_kebab_defense_names_are_read_as_canonical():
+    # the committed defended baseline was written when the defense was spelled "gap-edp"
+    raw = json.loads(BASELINE_DEFENDED.read_text())
+    assert raw["target"]["defense"] == "gap-edp"
+    assert raw["config"]["spec"]["target"]["defense"] == "gap-edp"
+    report = load_report(BASELINE_DEFENDED)
+    assert report.target.defense == "gap_edp"
+    assert report.config["spec"]["target"]["defense"] == "gap_edp"
+    again = json.loads(report.to_json())
+    assert again["target"]["defense"] == "gap_edp"
+    assert "gap-edp" not in json.dumps({k: again[k] for k in ("target", "config", "verdict")})
+
+
+def test_v1_params_owners_and_canary_defense_are_read_as_canonical(raw):
+    d = json.loads(json.dumps(raw))
+    d["config"]["params"] = {"gap-ndp": {"epsilon": 2.0}, "confidence_mia": {}}
+    d["canary_audits"] = [{
+        "unit": "edge", "defense": "eclipse-strict", "attack": "released",
+        "claimed_epsilon": 1.0, "claimed_delta": 1e-6,
+        "bound": {"num_canaries": 60, "num_guesses": 20, "num_correct": 18,
+                  "epsilon_lb": 0.7, "mu_lb": 0.3, "delta": 0.0, "confidence": 0.95},
+        "violation": False, "num_inserted": 31, "seed": 3, "notes": []}]
+    r = AuditReport.from_dict(d)
+    assert r.config["params"] == {"gap_ndp": {"epsilon": 2.0}, "confidence_mia": {}}
+    assert r.canary_audits[0].defense == "eclipse_strict"
+
+
+def test_new_report_is_gated_by_the_v1_baseline_with_kebab_names(tmp_path):
+    # a report written today names the defense "gap_edp"; the committed v1 baseline holds
+    # "gap-edp". Every baseline metric must still be checked against the new report.
+    write_report(load_report(BASELINE_DEFENDED), tmp_path / "now")
+    now = tmp_path / "now" / "report.json"
+    assert json.loads(now.read_text())["target"]["defense"] == "gap_edp"
+    r = CliRunner().invoke(app, ["check", str(now), "--baseline", str(BASELINE_DEFENDED),
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    checks = json.loads(r.stdout)["checks"]
+    baseline_checks = [c for c in checks if c["kind"] == "baseline"]
+    assert baseline_checks and all(c["passed"] for c in baseline_checks)
+    assert {c["attack"] for c in baseline_checks} == {"confidence_mia", "link_stealing"}

@@ -16,7 +16,7 @@ from graphleaks.errors import InvalidConfigError
 GOOD = """
 [target]
 dataset = "synthetic"
-defense = "gap-ndp"
+defense = "gap_ndp"
 [target.defense_params]
 epsilon = 2.0
 [target.synthetic]
@@ -52,7 +52,7 @@ def test_parse_good_spec(tmp_path):
     p.write_text(GOOD)
     spec = load_spec(p)
     assert isinstance(spec, AuditSpec)
-    assert spec.target.defense == "gap-ndp" and spec.target.defense_params == {"epsilon": 2.0}
+    assert spec.target.defense == "gap_ndp" and spec.target.defense_params == {"epsilon": 2.0}
     assert spec.target.synthetic == {"num_nodes": 80, "seed": 3}
     assert spec.seed == 5 and spec.n_bootstrap == 50
     assert spec.metrics == ("auc", "tpr@1%fpr")
@@ -67,6 +67,18 @@ def test_parse_good_spec(tmp_path):
     p.write_text(GOOD.replace("seed = 5", "seed = 6"))
     assert load_spec(p).hash() != spec.hash()
 
+
+
+def test_old_kebab_defense_name_in_a_spec_resolves_to_canonical(tmp_path):
+    # specs written before the rename say "gap-ndp"; the spec (and so its hash and the
+    # report's config) holds the canonical name
+    p = tmp_path / "audit.toml"
+    p.write_text(GOOD.replace('defense = "gap_ndp"', 'defense = "gap-ndp"'))
+    old = load_spec(p)
+    p.write_text(GOOD)
+    new = load_spec(p)
+    assert old.target.defense == "gap_ndp"
+    assert old.to_dict() == new.to_dict() and old.hash() == new.hash()
 
 def test_defaults():
     spec = parse_spec({})
@@ -89,7 +101,7 @@ def test_defaults():
     ({"gate": {"thresholdz": {}}}, "gate: unknown key 'thresholdz'"),
     ({"target": {"epochs": 3}}, "target: unknown key 'epochs'"),
     ({"target": {"architecture": {"epochs": 0}}}, "target.architecture"),
-    ({"target": {"defense": "gap-ndp", "defense_params": {"epsilon": -1}}},
+    ({"target": {"defense": "gap_ndp", "defense_params": {"epsilon": -1}}},
      "target.defense_params"),
     ({"attacks": {"confidence_mia": {"score": "weird"}}}, "attacks.confidence_mia"),
     ({"audit": {"seed": "zero"}}, "audit.seed"),

@@ -25,9 +25,9 @@ RAW = {"target": {"dataset": "synthetic", "synthetic": {"num_nodes": 60, "num_fe
                   "architecture": {"epochs": 20, "hidden": [16]}},
        "audit": {"n_bootstrap": 20},
        "attacks": {"confidence_mia": {"threshold": "none"}, "link_stealing": {}},
-       "sweep": {"defenses": ["none", "gap-edp"], "epsilons": [1.0, 4.0], "seeds": [0, 1],
-                 "defense_params": {"gap-edp": {"encoder_epochs": 10, "epochs": 10}}}}
-N_RUNS = 12  # none: 2 seeds; gap-edp: 2 ε × 2 seeds; × 2 attacks
+       "sweep": {"defenses": ["none", "gap_edp"], "epsilons": [1.0, 4.0], "seeds": [0, 1],
+                 "defense_params": {"gap_edp": {"encoder_epochs": 10, "epochs": 10}}}}
+N_RUNS = 12  # none: 2 seeds; gap_edp: 2 ε × 2 seeds; × 2 attacks
 
 SCRIPT = """
 import json, sys, time
@@ -68,8 +68,8 @@ def test_grid_and_hashes():
     spec = parse_sweep_spec(RAW)
     units = expand_grid(spec)
     assert [(u.defense, u.epsilon, u.seed) for u in units] == [
-        ("none", None, 0), ("none", None, 1), ("gap-edp", 1.0, 0), ("gap-edp", 1.0, 1),
-        ("gap-edp", 4.0, 0), ("gap-edp", 4.0, 1)]
+        ("none", None, 0), ("none", None, 1), ("gap_edp", 1.0, 0), ("gap_edp", 1.0, 1),
+        ("gap_edp", 4.0, 0), ("gap_edp", 4.0, 1)]
     hashes = [r["config_hash"] for u in units for r in u.runs]
     assert len(set(hashes)) == N_RUNS
     assert hashes == [r["config_hash"] for u in expand_grid(parse_sweep_spec(RAW))
@@ -78,10 +78,36 @@ def test_grid_and_hashes():
                                                  "epsilon": 1.0}
 
 
+def test_old_kebab_defense_names_in_a_sweep_resolve_to_canonical():
+    # a sweep TOML from before the rename: the same units and config hashes as the
+    # canonical spelling (any spelling resolves once, before anything is hashed)
+    old = {**RAW, "sweep": {**RAW["sweep"], "defenses": ["none", "gap-edp"],
+                            "defense_params": {"GAP-EDP": {"encoder_epochs": 10, "epochs": 10}}}}
+    units, new = expand_grid(parse_sweep_spec(old)), expand_grid(parse_sweep_spec(RAW))
+    assert [u.defense for u in units] == [u.defense for u in new]
+    assert [r["config_hash"] for u in units for r in u.runs] == \
+        [r["config_hash"] for u in new for r in u.runs]
+
+
+def test_results_rows_match_any_spelling_and_read_old_rows_as_canonical():
+    store = ResultsStore(":memory:")
+    # "gap-edp": a row a store filled before the rename holds
+    store.add_pending([{"config_hash": h, "defense": d, "epsilon": 1.0, "attack": a, "seed": 0,
+                        "config": {}} for h, d, a in (("h1", "gap-edp", "confidence_mia"),
+                                                      ("h2", "gap_edp", "link_stealing"),
+                                                      ("h3", "none", "confidence_mia"))])
+    assert [r["defense"] for r in store.rows()] == ["gap_edp", "gap_edp", "none"]
+    for spelling in ("gap-edp", "gap_edp", "GAP_EDP"):
+        assert [r["config_hash"] for r in store.rows(defense=spelling)] == ["h1", "h2"]
+    assert [r["config_hash"] for r in store.rows(defense="none", attack="confidence-mia")] \
+        == ["h3"]
+    assert store.rows(status="done", defense="gap_edp") == []
+
+
 @pytest.mark.parametrize(("sweep_table", "field"), [
     ({"defenses": ["nope"]}, "sweep.defenses[0]"),
-    ({"defenses": ["gap-edp"]}, "sweep.epsilons"),
-    ({"defenses": ["gap-edp"], "epsilons": [-1.0]}, "sweep.epsilons"),
+    ({"defenses": ["gap_edp"]}, "sweep.epsilons"),
+    ({"defenses": ["gap_edp"], "epsilons": [-1.0]}, "sweep.epsilons"),
     ({"seeds": ["a"]}, "sweep.seeds"),
     ({"colour": 1}, "sweep: unknown key"),
 ])
@@ -191,10 +217,10 @@ n_bootstrap = 20
 threshold = "none"
 [attacks.link_stealing]
 [sweep]
-defenses = ["none", "gap-edp"]
+defenses = ["none", "gap_edp"]
 epsilons = [1.0, 4.0]
 seeds = [0, 1]
-[sweep.defense_params.gap-edp]
+[sweep.defense_params.gap_edp]
 encoder_epochs = 10
 epochs = 10
 """)
@@ -207,7 +233,7 @@ epochs = 10
     assert json.loads(r.stdout)["ran"] == N_RUNS
     assert _rows(db) == _rows(clean_db)  # the TOML and the dict spec are the same sweep
     r = runner.invoke(app, ["results", str(db)])
-    assert r.exit_code == 0 and "12 done" in r.stdout and "gap-edp" in r.stdout
+    assert r.exit_code == 0 and "12 done" in r.stdout and "gap_edp" in r.stdout
     r = runner.invoke(app, ["results", str(db), "--format", "csv", "--attack",
                             "confidence_mia", "--metric", "auc"])
     lines = r.stdout.strip().splitlines()

@@ -12,9 +12,9 @@ RAW = {"target": {"dataset": "synthetic", "synthetic": {"num_nodes": 60, "num_fe
                   "architecture": {"epochs": 20, "hidden": [16]}},
        "audit": {"n_bootstrap": 20},
        "attacks": {"confidence_mia": {"threshold": "none"}, "link_stealing": {}},
-       "sweep": {"defenses": ["none", "gap-edp"], "epsilons": [1.0], "seeds": [0, 1],
-                 "defense_params": {"gap-edp": {"encoder_epochs": 10, "epochs": 10}}}}
-N_RUNS = 8  # (none + gap-edp at one ε) × 2 seeds × 2 attacks
+       "sweep": {"defenses": ["none", "gap_edp"], "epsilons": [1.0], "seeds": [0, 1],
+                 "defense_params": {"gap_edp": {"encoder_epochs": 10, "epochs": 10}}}}
+N_RUNS = 8  # (none + gap_edp at one ε) × 2 seeds × 2 attacks
 
 
 def _rows(path):

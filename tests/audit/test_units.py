@@ -33,7 +33,7 @@ def lpgnn_target(graph):
 
 @pytest.fixture(scope="module")
 def edp_target(graph):
-    return train_target(graph, defense="gap-edp", seed=0,
+    return train_target(graph, defense="gap_edp", seed=0,
                         defense_params={"epsilon": 0.05, "encoder_epochs": 30, "epochs": 30})
 
 

@@ -48,7 +48,7 @@ def test_risk_takes_the_strongest_graded_attack_and_names_a_defense():
     recon = _binary("graph_reconstruction", "link", 0.9, [0.88, 0.92], [0.3, 0.4])
     v = {x.risk: x for x in verdict_of([weak, strong, recon])}
     assert (v["membership"].level, v["membership"].attack) == ("high", "confidence_mia")
-    assert "graphleaks train --defense gap-ndp" in v["membership"].advice
+    assert "graphleaks train --defense gap_ndp" in v["membership"].advice
     # graph reconstruction is its own risk, not "edges"
     assert v["reconstruction"].attack == "graph_reconstruction"
     assert v["edges"].level == "not assessed" and v["attributes"].level == "not assessed"
@@ -67,15 +67,15 @@ def test_sweep_rows_turn_advice_into_the_measured_fix():
     rows = [
         {"defense": "none", "epsilon": None, "attack": "confidence_mia",
          "metrics": a[2].to_dict(), "utility": {"test_accuracy": 0.80}},
-        {"defense": "gap-ndp", "epsilon": 1.0, "attack": "confidence_mia",
+        {"defense": "gap_ndp", "epsilon": 1.0, "attack": "confidence_mia",
          "metrics": _binary("c", "membership", 0.5, [0.47, 0.53], [0.0, 0.015])[2].to_dict(),
          "utility": {"test_accuracy": 0.60}},
-        {"defense": "gap-ndp", "epsilon": 8.0, "attack": "confidence_mia",
+        {"defense": "gap_ndp", "epsilon": 8.0, "attack": "confidence_mia",
          "metrics": _binary("c", "membership", 0.6, [0.55, 0.66], [0.0, 0.03])[2].to_dict(),
          "utility": {"test_accuracy": 0.75}},
     ]
     v = {x.risk: x for x in verdict_of([a], sweep_rows=rows)}
-    assert "gap-ndp at ε = 1.0" in v["membership"].advice
+    assert "gap_ndp at ε = 1.0" in v["membership"].advice
     assert "0.600 vs 0.800 undefended" in v["membership"].advice
 
 
@@ -94,4 +94,6 @@ def test_too_few_candidates_are_inconclusive_and_do_not_set_the_level():
 def test_verdict_of_a_v1_report_is_the_one_it_recorded():
     # the committed report was written by schema-1 graphleaks from its metrics dictionaries
     recorded = json.loads(V1.read_text())["verdict"]
+    # ... except that the advice now names the defense by its canonical (snake_case) name
+    recorded = json.loads(json.dumps(recorded).replace("--defense gap-ndp", "--defense gap_ndp"))
     assert verdict_dicts(compute_verdict(load_report(V1))) == recorded

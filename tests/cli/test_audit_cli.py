@@ -54,10 +54,10 @@ n_bootstrap = 30
 [attacks.confidence_mia]
 threshold = "none"
 [sweep]
-defenses = ["none", "gap-ndp"]
+defenses = ["none", "gap_ndp"]
 epsilons = [1.0]
 seeds = [0]
-[sweep.defense_params.gap-ndp]
+[sweep.defense_params.gap_ndp]
 encoder_epochs = 5
 epochs = 5
 """)

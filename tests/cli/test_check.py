@@ -45,7 +45,7 @@ def _audit(tmp, name, **target):
 def reports(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("reports")
     leaky = _audit(tmp, "leaky")
-    defended = _audit(tmp, "defended", defense="gap-ndp",
+    defended = _audit(tmp, "defended", defense="gap_ndp",
                       defense_params={"epsilon": 1.0, "encoder_epochs": 10, "epochs": 10,
                                       "max_degree": 20})
     return leaky, defended

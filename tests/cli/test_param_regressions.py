@@ -39,6 +39,9 @@ def test_gap_edp_hops_in_the_other_spelling_is_trained_with(edge_files, tmp_path
     out = json.loads(r.stdout)
     # The ledger is written by the mechanism that ran: 3 Gaussian releases, one per hop.
     assert "3 Gaussian aggregation releases" in json.dumps(out["ledger"])
+    # the old spelling resolved once: the bundle records only the canonical name
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["defense"] == "gap_edp"
 
 
 def test_confidence_mia_threshold_none_is_used_and_recorded(edge_files, tmp_path):

@@ -13,8 +13,8 @@ runner = CliRunner()
 @pytest.mark.parametrize(("args", "match"), [
     (["--attack", "linkteller", "--param", "linkteller.max_pairs=1000"],
      "linkteller.max_pairs=1,000"),
-    (["--defense", "eclipse-strict", "--param", "eclipse-strict.max_nodes=1000"],
-     "eclipse-strict.max_nodes=1,000"),
+    (["--defense", "eclipse_strict", "--param", "eclipse_strict.max_nodes=1000"],
+     "eclipse_strict.max_nodes=1,000"),
     (["--defense", "eclipse", "--param", "eclipse.max_nodes=1000"], "CPU-hours"),
 ])
 def test_capped_sizes_are_refused_before_any_work(args, match, tmp_path, monkeypatch) -> None:

@@ -157,7 +157,7 @@ CASES = _cases()
 
 #: Fields that accept only their default because no mode uses them; any other value must be
 #: refused (tested below), so nothing can be recorded that did not run.
-DEFAULT_ONLY = {("defense", "gap-ndp", "weight_decay")}
+DEFAULT_ONLY = {("defense", "gap_ndp", "weight_decay")}
 
 
 def test_every_config_field_has_a_testable_non_default_value():
@@ -274,7 +274,7 @@ def test_typed_python_and_toml_values_are_checked_like_text():
         build_attack("confidence_mia", get_suite("standard"),
                      {"compat_duddu_label_indexing": "False"})
     # an int for a float field is widened, as TOML's `epsilon = 2` means 2.0
-    d = defenses.get("gap-edp")(**defense_params("gap-edp", {"gap-edp": {"epsilon": 2}},
+    d = defenses.get("gap_edp")(**defense_params("gap_edp", {"gap_edp": {"epsilon": 2}},
                                                  None, None))
     assert d.config.epsilon == 2
     from graphleaks._params import build_plugin

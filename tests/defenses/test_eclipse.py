@@ -1,4 +1,4 @@
-"""Eclipse (paper mode) and eclipse-strict: blockwise top-T, SVD, ledgers, bad input."""
+"""Eclipse (paper mode) and eclipse_strict: blockwise top-T, SVD, ledgers, bad input."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def graph():
 
 def test_registered():
     assert registry.get("eclipse").strict is False
-    assert registry.get("eclipse-strict").strict is True
+    assert registry.get("eclipse_strict").strict is True
 
 
 def test_paper_delta_and_sigma_golden():
@@ -88,19 +88,19 @@ def test_paper_ledger(graph):
 
 
 def test_strict_ledger(graph, tmp_path):
-    t = train_target(graph, defense="eclipse-strict",
+    t = train_target(graph, defense="eclipse_strict",
                      defense_params={"epsilon": 2.0, "rank": 4}, spec=SPEC, seed=0)
     assert t.ledger.status == GuaranteeStatus.VERIFIED
     assert math.isclose(t.ledger.epsilon, 2.0, rel_tol=1e-6) and t.ledger.delta == 1e-6
     assert t.training["mode"] == "strict"
     save_bundle(t, tmp_path / "b")
     back = load_bundle(tmp_path / "b", graph=graph)
-    assert back.defense == "eclipse-strict"
+    assert back.defense == "eclipse_strict"
     assert torch.equal(back.released_edges, t.released_edges)
     assert torch.allclose(back.logits(), t.logits(), atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["eclipse", "eclipse-strict"])
+@pytest.mark.parametrize("name", ["eclipse", "eclipse_strict"])
 def test_rank_too_large(graph, name):
     with pytest.raises(InvalidConfigError, match="rank"):
         train_target(graph, defense=name, defense_params={"rank": 60}, spec=SPEC, seed=0)
@@ -113,7 +113,7 @@ def test_linkteller_auc_low_strict_eps1():
     from graphleaks.metrics.binary import auc
 
     g = csbm(150, num_features=8, avg_degree=5, homophily=0.9, seed=0)
-    t = train_target(g, defense="eclipse-strict", defense_params={"epsilon": 1.0}, spec=SPEC,
+    t = train_target(g, defense="eclipse_strict", defense_params={"epsilon": 1.0}, spec=SPEC,
                      split=SplitConfig(kind="transductive"), seed=0)
     r = run_attack(LinkTeller(n_nodes=80), t, seed=0)
     assert auc(r.scores, r.labels) < 0.65

@@ -20,18 +20,18 @@ from graphleaks.privacy.accounting import epsilon
 from graphleaks.privacy.events import event_from_dict
 
 FAST: dict[str, dict] = {
-    "gap-edp": {"encoder_epochs": 2, "epochs": 2},
-    "gap-ndp": {"encoder_epochs": 2, "epochs": 3, "batch_size": 5, "max_degree": 3},
+    "gap_edp": {"encoder_epochs": 2, "epochs": 2},
+    "gap_ndp": {"encoder_epochs": 2, "epochs": 3, "batch_size": 5, "max_degree": 3},
     "lpgnn": {"epochs": 3},
     "eclipse": {"rank": 3},
-    "eclipse-strict": {"rank": 3},
+    "eclipse_strict": {"rank": 3},
 }
 
 
 @pytest.mark.parametrize(("num_nodes", "batch_size"), [(67, 5), (71, 4), (53, 7)])
 def test_gap_ndp_ledger_event_equals_the_executed_one(num_nodes, batch_size):
     g = csbm(num_nodes, seed=1)
-    t = train_target(g, defense="gap-ndp", seed=0, defense_params={
+    t = train_target(g, defense="gap_ndp", seed=0, defense_params={
         "epsilon": 4.0, "encoder_epochs": 2, "epochs": 3, "batch_size": batch_size,
         "max_degree": 3})
     n_train = len(t.split.train)
@@ -70,8 +70,8 @@ def test_gap_edp_executes_the_accounted_number_of_gaussian_releases(monkeypatch)
         return real(shape, sigma, generator, **kw)
 
     monkeypatch.setattr(gap_module, "gaussian_noise", counting)
-    t = train_target(csbm(61, seed=2), defense="gap-edp", seed=0,
-                     defense_params={"epsilon": 1.0, "hops": 3, **FAST["gap-edp"]})
+    t = train_target(csbm(61, seed=2), defense="gap_edp", seed=0,
+                     defense_params={"epsilon": 1.0, "hops": 3, **FAST["gap_edp"]})
     ev = t.ledger.events[0]
     # one training release: exactly K noisy hops at the ledger's sigma; utility evaluation
     # queries the training graph and reuses that release
@@ -90,7 +90,7 @@ def test_every_defense_ledger_is_its_own_event_record(name):
     # the first record is the one the headline ε (of the ledger's unit) is charged for;
     # HeteroRR adds its edge-unit record after it
     recomputed = epsilon(event_from_dict(led.events[0]), led.delta, accountant=acc)
-    if name.startswith("eclipse") and name != "eclipse-strict":
+    if name.startswith("eclipse") and name != "eclipse_strict":
         assert recomputed <= led.epsilon + 1e-9  # paper mode reports the authors' classic bound
     else:
         assert recomputed == pytest.approx(led.epsilon, rel=1e-9)

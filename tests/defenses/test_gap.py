@@ -26,13 +26,13 @@ def graph():
 
 @pytest.fixture(scope="module")
 def edp_target(graph):
-    return train_target(graph, defense="gap-edp", defense_params={"epsilon": 1.0, **FAST},
+    return train_target(graph, defense="gap_edp", defense_params={"epsilon": 1.0, **FAST},
                         seed=0)
 
 
 def test_registered():
-    assert registry.get("gap-edp").privacy_unit == PrivacyUnit.EDGE
-    assert registry.get("gap-ndp").privacy_unit == PrivacyUnit.NODE
+    assert registry.get("gap_edp").privacy_unit == PrivacyUnit.EDGE
+    assert registry.get("gap_ndp").privacy_unit == PrivacyUnit.NODE
 
 
 def test_undirected_edge_changes_aggregate_by_sqrt2():
@@ -95,8 +95,28 @@ def test_edp_bundle_round_trip(edp_target, graph, tmp_path):
     assert loaded.ledger == edp_target.ledger
 
 
+def test_bundle_manifest_with_the_old_kebab_name_loads(edp_target, graph, tmp_path):
+    # bundles written before the rename say "gap-edp"; they load as gap_edp, re-arm the
+    # served release (GAP's on_load), and an audit of them writes only the canonical name
+    import json
+
+    from graphleaks.audit.runner import run_audit
+
+    path = save_bundle(edp_target, tmp_path / "b")
+    manifest = json.loads((path / "manifest.json").read_text())
+    assert manifest["defense"] == "gap_edp"
+    manifest["defense"] = "gap-edp"
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_bundle(path, graph=graph)
+    assert loaded.defense == "gap_edp"
+    assert torch.allclose(loaded.logits(), edp_target.logits(), atol=1e-5)
+    report = run_audit(loaded, ["confidence_mia"], seed=0, n_bootstrap=20)
+    assert report.target.defense == "gap_edp"
+    assert "gap-edp" not in report.to_json()
+
+
 def test_ndp_trains_with_ledger_and_round_trip(graph, tmp_path):
-    t = train_target(graph, defense="gap-ndp", seed=0, defense_params={
+    t = train_target(graph, defense="gap_ndp", seed=0, defense_params={
         "epsilon": 8.0, "encoder_epochs": 1, "epochs": 1, "batch_size": 1000, "max_degree": 3})
     assert t.ledger.unit == PrivacyUnit.NODE
     assert abs(t.ledger.epsilon - 8.0) < 8e-3
@@ -105,11 +125,11 @@ def test_ndp_trains_with_ledger_and_round_trip(graph, tmp_path):
 
 
 @pytest.mark.parametrize(("name", "params", "word"), [
-    ("gap-edp", {"epsilon": 0.0}, "epsilon"),
-    ("gap-edp", {"epsilon": -1.0}, "epsilon"),
-    ("gap-edp", {"delta": 1.0}, "delta"),
-    ("gap-edp", {"delta": 0.0}, "delta"),
-    ("gap-ndp", {"max_degree": 0}, "max_degree"),
+    ("gap_edp", {"epsilon": 0.0}, "epsilon"),
+    ("gap_edp", {"epsilon": -1.0}, "epsilon"),
+    ("gap_edp", {"delta": 1.0}, "delta"),
+    ("gap_edp", {"delta": 0.0}, "delta"),
+    ("gap_ndp", {"max_degree": 0}, "max_degree"),
 ])
 def test_bad_input(graph, name, params, word):
     with pytest.raises(InvalidConfigError, match=word):
@@ -118,5 +138,5 @@ def test_bad_input(graph, name, params, word):
 
 def test_large_delta_warns(graph):
     with pytest.warns(UserWarning, match="delta"):
-        train_target(graph, defense="gap-edp", seed=0,
+        train_target(graph, defense="gap_edp", seed=0,
                      defense_params={"epsilon": 1.0, "delta": 0.5, **FAST})

@@ -24,7 +24,7 @@ def graph():
 
 
 def _edp(graph, **params):  # noqa: ANN001, ANN003, ANN202
-    return train_target(graph, defense="gap-edp", seed=0,
+    return train_target(graph, defense="gap_edp", seed=0,
                         defense_params={"epsilon": 1.0, **FAST, **params})
 
 
@@ -71,8 +71,8 @@ def test_non_positive_budget_is_bad_input(graph, budget):
 
 def test_cli_non_positive_budget_exit_2(tmp_path):
     r = CliRunner().invoke(app, [
-        "audit", "--dataset", "synthetic", "--defense", "gap-edp",
-        "--param", "gap-edp.query_budget=0", "--out", str(tmp_path / "o")])
+        "audit", "--dataset", "synthetic", "--defense", "gap_edp",
+        "--param", "gap_edp.query_budget=0", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "query_budget" in r.output
     assert not (tmp_path / "o").exists()
 
@@ -105,7 +105,7 @@ def test_linkteller_audit_reports_the_api_epsilon(graph):
 
 
 def test_ndp_serving_is_guarded_too(graph):
-    t = train_target(graph, defense="gap-ndp", seed=0, defense_params={
+    t = train_target(graph, defense="gap_ndp", seed=0, defense_params={
         "epsilon": 8.0, "encoder_epochs": 1, "epochs": 1, "batch_size": 1000, "max_degree": 3})
     t.query(t.graph.x + 1.0, t.edges("target"))
     assert t.model.release_guard.releases == 1

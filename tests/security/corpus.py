@@ -351,7 +351,7 @@ for _name, _content in SPECS.items():
         "audit", "--config", str(_file(s, "spec.toml", c)), "--out", str(s / "out")])
 
 SWEEPS = {
-    "sweep-negative-epsilon": "[sweep]\ndefenses = [\"gap-edp\"]\nepsilons = [-1.0]\n",
+    "sweep-negative-epsilon": "[sweep]\ndefenses = [\"gap_edp\"]\nepsilons = [-1.0]\n",
     "sweep-seeds-string": "[sweep]\ndefenses = [\"none\"]\nseeds = \"0\"\n",
     "sweep-no-defenses": "[sweep]\ndefenses = []\n",
     "sweep-unknown-defense": "[sweep]\ndefenses = [\"no-such\"]\n",
@@ -447,7 +447,7 @@ PARAMS: dict[str, Callable[[Path, Path], list[str]]] = {
     "param-unknown-arch": lambda s, a: ["train", "--out", str(s / "o"), "--arch", "nope"],
     "param-unknown-dataset": lambda s, a: ["train", "--out", str(s / "o"), "--dataset", "nope"],
     "param-epsilon-negative": lambda s, a: ["train", "--out", str(s / "o"), "--defense",
-                                            "gap-edp", "--epsilon", "-1"],
+                                            "gap_edp", "--epsilon", "-1"],
     "param-hidden-billion": lambda s, a: ["train", "--out", str(s / "o"), "--param",
                                           "gcn.hidden=[1000000000]", *_graph_opts(a)],
     "param-hidden-many-layers": lambda s, a: ["train", "--out", str(s / "o"), "--param",
