@@ -3,10 +3,10 @@
 The model is anything of the target-model protocol (:mod:`graphleaks.models.protocol`): it
 maps ``(x, edge_index)`` to per-node logits, probabilities or log-probabilities. The audit
 wraps it in a :class:`~graphleaks.models.target.TrainedTarget` whose split is the user's
-members and non-members (every other node is the adversary's auxiliary population), and runs
-every attack its exposure allows through :func:`graphleaks.audit.runner.audit_with_scores`;
-attacks that need what the model does not expose are listed in the report with the missing
-capability.
+members and non-members (the adversary's auxiliary population is ``population``, by default
+every other node), and runs every attack its exposure allows through
+:func:`graphleaks.audit.runner.audit_with_scores`; attacks that need what the model does not
+expose are listed in the report with the missing capability.
 
 Shadow and reference models, which some attacks train, are fresh copies of the user's model:
 from ``model_factory`` (trained by ``train_fn`` if given, else by the generic trainer), else a
@@ -122,6 +122,32 @@ def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
     return arr.reshape(-1).astype(np.int64) if arr.ndim <= 1 else arr.astype(np.int64)
 
 
+def population_ids(population: Any, num_nodes: int, members: np.ndarray,
+                   non_members: np.ndarray) -> np.ndarray:
+    """The adversary's auxiliary node ids (sorted), checked against the membership sets.
+
+    Raises:
+        DataError: For ids out of range, duplicated, or shared with the members or
+            non-members (the adversary's population must be disjoint from what it audits).
+    """
+    ids = node_ids(population, num_nodes, "population")
+    if ids.ndim != 1:
+        raise DataError(f"population must be a 1-D array of node ids or a mask; got shape "
+                        f"{ids.shape}")
+    if ids.size and (ids.min() < 0 or ids.max() >= num_nodes):
+        raise DataError(f"population ids must lie in 0..{num_nodes - 1} ({num_nodes} nodes); "
+                        f"got {int(ids.min())}..{int(ids.max())}")
+    if np.unique(ids).size != ids.size:
+        raise DataError("population ids contain duplicates; list each node once")
+    for what, other in (("members", members), ("non-members", non_members)):
+        both = np.intersect1d(ids, other)
+        if both.size:
+            raise DataError(f"the population shares {both.size} node(s) such as "
+                            f"{int(both[0])} with the {what}; the adversary's auxiliary nodes "
+                            "must be neither members nor non-members")
+    return np.sort(ids)
+
+
 def _qualname(model: Any) -> str:
     cls = type(model)
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -159,6 +185,7 @@ def model_target(
     served_edge_index: torch.Tensor | None = None,
     model_factory: Callable[[], nn.Module] | None = None, train_fn: TrainFn | None = None,
     parameters: bool | None = None, model_class: str | None = None, seed: int = 0,
+    population: Any = None,
 ) -> TrainedTarget:
     """Wrap a user's model, graph and membership sets as a :class:`TrainedTarget`.
 
@@ -178,6 +205,10 @@ def model_target(
         parameters: Whether the weights are exposed (default: for a torch module).
         model_class: Class name for the report (default: the model's type).
         seed: Recorded as the target's seed.
+        population: The auxiliary nodes the adversary holds (mask or ids), disjoint from
+            members and non-members; None: every node that is neither. Nodes in none of the
+            three sets are the owner's (e.g. its validation nodes): the split records them as
+            ``val``, and no attack reads them.
 
     Raises:
         DataError: For bad node sets, or outputs that contradict the labels.
@@ -202,9 +233,10 @@ def model_target(
         raise DataError(f"served_edge_index must be a [2, num_edges] tensor of node ids in "
                         f"0..{n - 1}")
     rest = np.setdiff1d(np.arange(n), np.union1d(members, non_members))
-    empty = np.empty(0, dtype=np.int64)
-    split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members), val=empty,
-                            test=np.sort(non_members), aux=rest, seed=int(seed))
+    aux = rest if population is None else population_ids(population, n, members, non_members)
+    split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members),
+                            val=np.setdiff1d(rest, aux), test=np.sort(non_members), aux=aux,
+                            seed=int(seed))
     spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
     set_eval(model)
     if served_edge_index is not None:
@@ -281,8 +313,9 @@ def audit_target(
             elif (cls.threat_model.shadow_data != "none"
                   and len(target.split.aux) < MIN_AUX_NODES):
                 skipped[name] = (f"{name} needs an auxiliary population (nodes neither member "
-                                 f"nor non-member); only {len(target.split.aux)} given, at "
-                                 f"least {MIN_AUX_NODES} needed")
+                                 f"nor non-member, or population=); only "
+                                 f"{len(target.split.aux)} given, at least {MIN_AUX_NODES} "
+                                 "needed")
         attack_objs = [build_attack(n, the_suite) for n in runnable if n not in skipped]
     else:
         attack_objs = [a if not isinstance(a, str) else build_attack(registry.get(a).name,
@@ -357,6 +390,7 @@ def audit_model(
     seed: int = 0,
     suite: str = "standard",
     n_bootstrap: int | None = None,
+    population: Any = None,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -368,7 +402,8 @@ def audit_model(
         members: The nodes the model trained on: a boolean mask (e.g. ``data.train_mask``)
             or node ids.
         non_members: Nodes it never trained on (mask or ids), disjoint from ``members``.
-            Every other node is the adversary's auxiliary population.
+            Every other node is the adversary's auxiliary population unless ``population``
+            names it.
         output: What the model returns: ``logits``, ``probabilities`` or
             ``log_probabilities`` (PyG ``Explainer``'s ``return_type``).
         embedding_layers: Names of submodules whose outputs are node embeddings (read with
@@ -382,6 +417,9 @@ def audit_model(
         seed: Root seed of challenges, attacks, shadow models and intervals.
         suite: Budgets: ``quick``, ``standard`` or ``thorough``.
         n_bootstrap: Bootstrap replicates per interval (default: the suite's).
+        population: The auxiliary nodes the adversary holds (mask or ids) for shadow and
+            reference models, disjoint from members and non-members; default: every node
+            that is neither. Give the same population as another audit to compare the two.
 
     Returns:
         The :class:`~graphleaks.audit.report.AuditReport`.
@@ -406,6 +444,6 @@ def audit_model(
     target = model_target(model, graph, members, non_members, output=output,
                           embedding_layers=embedding_layers,
                           served_edge_index=served_edge_index, model_factory=model_factory,
-                          train_fn=train_fn, seed=seed)
+                          train_fn=train_fn, seed=seed, population=population)
     return audit_target(target, attacks=attacks, seed=seed, suite=suite,
                         n_bootstrap=n_bootstrap).report

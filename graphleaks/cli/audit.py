@@ -128,6 +128,10 @@ def audit(
     non_members: Annotated[Path | None, typer.Option(
         help="Non-member node ids (default with --scores: every other scored node).")]
     = None,
+    population: Annotated[Path | None, typer.Option(
+        help="With --model: the auxiliary node ids the adversary holds for shadow/reference "
+             "models, one per line or .npy (default: every node neither member nor "
+             "non-member).")] = None,
     scores_output: Annotated[str, typer.Option(
         help="What --scores holds: probabilities, logits or log_probabilities.")]
     = "probabilities",
@@ -192,6 +196,7 @@ def audit(
                 "--bundle": bundle is not None, "--model": model is not None,
                 "--dataset": dataset is not None,
                 "--edges": edges is not None, "--features": features is not None,
+                "--population": population is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
                 "--canary-audit": bool(canary_audit), "--sweep-results": sweep_results
                 is not None, "--query-graph": query_graph != "target"})
@@ -203,8 +208,8 @@ def audit(
         run = run_model_audit_cli(
             model, model_class=model_class, model_kwargs=model_kwargs,
             model_output=model_output, edges=edges, features=features, labels=labels,
-            members=members, non_members=non_members, out=out, attack=attack, suite=suite,
-            n_bootstrap=n_bootstrap, seed=seed, conflicting={
+            members=members, non_members=non_members, population=population, out=out,
+            attack=attack, suite=suite, n_bootstrap=n_bootstrap, seed=seed, conflicting={
                 "--bundle": bundle is not None, "--dataset": dataset is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
                 "--canary-audit": bool(canary_audit), "--param": bool(param),
@@ -220,6 +225,11 @@ def audit(
 
         raise InvalidConfigError("--members/--non-members name the split of a --model or "
                                  "--scores audit; give one of those, or drop them")
+    if population is not None:
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError("--population names the adversary's nodes of a --model "
+                                 "audit; give --model, or drop it")
     if embeddings is not None or attributes is not None:
         from graphleaks.cli.embed import run_embedding_audit_cli
         from graphleaks.errors import InvalidConfigError

@@ -4,8 +4,9 @@ The model file is a ``torch.export`` program (``.pt2``), an ONNX file, or a ``st
 (``.safetensors`` / ``.pt``) with ``--model-class package.module:Class`` and
 ``--model-kwargs JSON``; none is ever unpickled (:mod:`graphleaks.models.foreign`). The graph
 comes from ``--edges/--features/--labels`` and the membership from ``--members`` and
-``--non-members`` node-id files. Every check runs before any attack; on bad input nothing
-is written.
+``--non-members`` node-id files, and the adversary's auxiliary nodes from ``--population``
+(default: every other node). Every check runs before any attack; on bad input nothing is
+written.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ def run_model_audit_cli(
     model: Path, *, model_class: str | None, model_kwargs: str | None, model_output: str,
     edges: Path | None, features: Path | None, labels: Path | None,
     members: Path | None, non_members: Path | None, out: Path, attack: list[str] | None,
+    population: Path | None = None,
     suite: str, n_bootstrap: int | None, seed: int, conflicting: dict[str, bool],
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
@@ -58,12 +60,15 @@ def run_model_audit_cli(
     n = int(graph.num_nodes)
     mem = read_node_ids(members, n)
     non = read_node_ids(non_members, n)
+    pop = read_node_ids(population, n) if population is not None else None
     loaded, factory = load_model_file(model, model_class=model_class, model_kwargs=model_kwargs)
     target = model_target(loaded, graph, mem, non, output=model_output, model_factory=factory,
-                          parameters=factory is not None, seed=seed,
+                          parameters=factory is not None, seed=seed, population=pop,
                           model_class=model_class or f"{model.suffix} file")
     config = {"model": model.name, "model_class": model_class, "model_output": model_output,
               "members": members.name, "non_members": non_members.name,
+              "population": population.name if population is not None
+              else "every node neither member nor non-member",
               "attacks": names or "all applicable", "suite": the_suite.name,
               "n_bootstrap": n_bootstrap}
     run = audit_target(target, attacks=names, seed=seed, suite=the_suite,
