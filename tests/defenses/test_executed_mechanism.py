@@ -28,7 +28,10 @@ FAST: dict[str, dict] = {
 }
 
 
-@pytest.mark.parametrize(("num_nodes", "batch_size"), [(67, 5), (71, 4), (53, 7)])
+# one case by default; the other sizes (each ~2 s of calibration) run with -m slow
+@pytest.mark.parametrize(("num_nodes", "batch_size"), [
+    (67, 5), pytest.param(71, 4, marks=pytest.mark.slow),
+    pytest.param(53, 7, marks=pytest.mark.slow)])
 def test_gap_ndp_ledger_event_equals_the_executed_one(num_nodes, batch_size):
     g = csbm(num_nodes, seed=1)
     t = train_target(g, defense="gap_ndp", seed=0, defense_params={
