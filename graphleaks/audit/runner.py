@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,6 +180,34 @@ def evaluate_result(
             "epsilon_lower_bound_max_over_thresholds"))
 
 
+def scored_or_skipped(
+    attack: Attack, score: Callable[[], AttackResult], *, default: bool,
+    skipped: dict[str, str],
+) -> AttackResult | None:
+    """Run ``score``; in the default audit, an attack that cannot run is skipped, not fatal.
+
+    What the target does not allow (:class:`CapabilityError`) and a challenge without
+    positives or negatives are recorded in ``skipped`` with the reason and give None; for an
+    attack the user named they are raised (the former as it is, the latter as DataError).
+    """
+    from graphleaks.errors import CapabilityError
+
+    try:
+        result = score()
+    except CapabilityError as exc:
+        if not default:
+            raise
+        skipped[attack.name] = str(exc)
+        return None
+    one_sided = _one_sided_challenge(result)
+    if one_sided is not None:
+        if not default:
+            raise DataError(one_sided)
+        skipped[attack.name] = one_sided
+        return None
+    return result
+
+
 def _one_sided_challenge(result: AttackResult) -> str | None:
     """Why a binary challenge cannot be scored, or None.
 
@@ -279,7 +308,6 @@ def audit_with_scores(
     ``skip_unrunnable`` treats a given attack list as a default audit: what cannot run is
     skipped with its reason instead of refused (``audit_model``'s pre-filtered list).
     """
-    from graphleaks.errors import CapabilityError
     from graphleaks.metrics.slices import slice_metrics
 
     the_suite = get_suite(suite)
@@ -316,20 +344,12 @@ def audit_with_scores(
             attack_objs.remove(attack)
     reports, tables = [], []
     for attack in progress(attack_objs, desc="attacks"):
-        try:
-            result = run_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
-                                view=view, exposed=exposed, defense_aware=defense_aware)
-        except CapabilityError as exc:
-            if not default:
-                raise
-            # the default audit runs what the target allows and says what it left out
-            skipped[attack.name] = str(exc)
-            continue
-        one_sided = _one_sided_challenge(result)
-        if one_sided is not None:
-            if not default:
-                raise DataError(one_sided)
-            skipped[attack.name] = one_sided
+        result = scored_or_skipped(
+            attack, functools.partial(
+                run_attack, attack, target, seed=derive_seed(seed, "run", attack.name),
+                view=view, exposed=exposed, defense_aware=defense_aware),
+            default=default, skipped=skipped)
+        if result is None:
             continue
         metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),

@@ -13,6 +13,7 @@ audit of a graphleaks-trained target; the others are listed with what they miss.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,8 +33,8 @@ from graphleaks.attacks.harness import sample_challenge, score_labelled
 from graphleaks.audit.report import REPORT_SCHEMA_VERSION, AttackReport, AuditReport, TargetSummary
 from graphleaks.audit.runner import (
     AuditRun,
-    _one_sided_challenge,
     evaluate_result,
+    scored_or_skipped,
     trivial_baseline,
 )
 from graphleaks.audit.scores import CandidateTable, most_exposed
@@ -352,19 +353,11 @@ def audit_scores_run(
         tm = dataclasses.replace(narrowed_threat_model(attack.threat_model, attack.needs()),
                                  defense_knowledge=False)
         view = ScoresView(target, tm, attack=attack.name)
-        try:
-            result = score_labelled(attack, view, challenge,
-                                    seed=derive_seed(run_seed, "attack", attack.name))
-        except CapabilityError as exc:
-            if not default:
-                raise
-            skipped[attack.name] = str(exc)
-            continue
-        one_sided = _one_sided_challenge(result)
-        if one_sided is not None:
-            if not default:
-                raise DataError(one_sided)
-            skipped[attack.name] = one_sided
+        result = scored_or_skipped(
+            attack, functools.partial(score_labelled, attack, view, challenge,
+                                      seed=derive_seed(run_seed, "attack", attack.name)),
+            default=default, skipped=skipped)
+        if result is None:
             continue
         metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),
