@@ -17,7 +17,7 @@ graphleaks GCN, and the report then says "architecture unknown, surrogate GCN".
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -282,8 +282,12 @@ def audit_target(
     target: TrainedTarget, *, attacks: Sequence[Any] | None = None, seed: int = 0,
     suite: Any = "standard", n_bootstrap: int | None = None,
     config: dict[str, Any] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Any:
     """Audit a :func:`model_target`; the :class:`~graphleaks.audit.runner.AuditRun`.
+
+    ``params`` are per-attack config overrides (resolved ``--param`` values), applied on top
+    of the suite's budgets to attacks given by name.
 
     Attacks its exposure forbids, and (in the default audit) attacks that need an auxiliary
     population when fewer than :data:`MIN_AUX_NODES` nodes are neither members nor
@@ -316,10 +320,12 @@ def audit_target(
                                  f"nor non-member, or population=); only "
                                  f"{len(target.split.aux)} given, at least {MIN_AUX_NODES} "
                                  "needed")
-        attack_objs = [build_attack(n, the_suite) for n in runnable if n not in skipped]
+        attack_objs = [build_attack(n, the_suite, (params or {}).get(n))
+                       for n in runnable if n not in skipped]
     else:
-        attack_objs = [a if not isinstance(a, str) else build_attack(registry.get(a).name,
-                                                                      the_suite)
+        attack_objs = [a if not isinstance(a, str) else build_attack(
+                           registry.get(a).name, the_suite,
+                           (params or {}).get(registry.get(a).name))
                        for a in attacks]
         for a in attack_objs:  # a named attack the model cannot serve: refused before any work
             missing = sorted(o.value.upper() for o in a.requires - exposed)

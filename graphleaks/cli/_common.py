@@ -151,3 +151,14 @@ def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:
     if query_graph not in GRAPH_VIEWS:
         raise InvalidConfigError(f"--query-graph must be one of {', '.join(GRAPH_VIEWS)}, got "
                                  f"{query_graph!r}")
+
+
+def params_as_run(params: dict[str, dict[str, Any]], report: Any) -> dict[str, dict[str, Any]]:
+    """The ``--param`` fields as the attacks that ran used them, read back from the report.
+
+    The report records what ran, never the text that was typed; an attack that was skipped
+    used nothing and is left out.
+    """
+    ran = {a.attack: a.config for a in report.attacks}
+    return {owner: {f: ran[owner][f] for f in fields if f in ran[owner]}
+            for owner, fields in params.items() if owner in ran}

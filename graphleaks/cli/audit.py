@@ -209,10 +209,11 @@ def audit(
             model, model_class=model_class, model_kwargs=model_kwargs,
             model_output=model_output, edges=edges, features=features, labels=labels,
             members=members, non_members=non_members, population=population, out=out,
-            attack=attack, suite=suite, n_bootstrap=n_bootstrap, seed=seed, conflicting={
+            attack=attack, param=param, suite=suite, n_bootstrap=n_bootstrap, seed=seed,
+            conflicting={
                 "--bundle": bundle is not None, "--dataset": dataset is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
-                "--canary-audit": bool(canary_audit), "--param": bool(param),
+                "--canary-audit": bool(canary_audit),
                 "--query-graph": query_graph != "target", "--defense": defense != "none"})
         _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
         return

@@ -21,7 +21,7 @@ def run_model_audit_cli(
     model: Path, *, model_class: str | None, model_kwargs: str | None, model_output: str,
     edges: Path | None, features: Path | None, labels: Path | None,
     members: Path | None, non_members: Path | None, out: Path, attack: list[str] | None,
-    population: Path | None = None,
+    population: Path | None = None, param: list[str] | None = None,
     suite: str, n_bootstrap: int | None, seed: int, conflicting: dict[str, bool],
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
@@ -35,7 +35,12 @@ def run_model_audit_cli(
     from graphleaks.audit.model_audit import audit_target, model_target
     from graphleaks.audit.report import write_report
     from graphleaks.audit.suite import get_suite
-    from graphleaks.cli._common import check_audit_options, load_graph
+    from graphleaks.cli._common import (
+        check_audit_options,
+        load_graph,
+        params_as_run,
+        resolve_cli_params,
+    )
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.models.foreign import load_model_file
     from graphleaks.models.protocol import OUTPUT_KINDS
@@ -56,6 +61,8 @@ def run_model_audit_cli(
     if members is None or non_members is None:
         raise InvalidConfigError("--model needs --members and --non-members node-id files")
     names = [registry.get(a).name for a in attack] if attack else None
+    # one resolution of every --param: canonical owner, declared field types (exit 2 else)
+    params = resolve_cli_params(param, attacks=names or list(registry))
     graph, _ = load_graph(None, None, edges, features, labels)
     n = int(graph.num_nodes)
     mem = read_node_ids(members, n)
@@ -72,6 +79,7 @@ def run_model_audit_cli(
               "attacks": names or "all applicable", "suite": the_suite.name,
               "n_bootstrap": n_bootstrap}
     run = audit_target(target, attacks=names, seed=seed, suite=the_suite,
-                       n_bootstrap=n_bootstrap, config=config)
+                       n_bootstrap=n_bootstrap, config=config, params=params)
+    run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, out, html=True, scores=run.tables)  # all files or none
     return run

@@ -63,7 +63,7 @@ def run_scores_audit_cli(
         scores_target,
     )
     from graphleaks.audit.suite import get_suite
-    from graphleaks.cli._common import check_audit_options, check_param_owners, parse_params
+    from graphleaks.cli._common import check_audit_options, params_as_run, resolve_cli_params
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.data.score_files import SCORE_KINDS, load_scores
 
@@ -80,9 +80,9 @@ def run_scores_audit_cli(
     the_suite = get_suite(suite)
     check_output_dir(out, REPORT)  # an unusable --out fails before any work
     check_audit_options(n_bootstrap, "target")
-    params = parse_params(param)
     names = [attacks.get(n).name for n in attack] if attack else None
-    check_param_owners(params, names or list(attacks))
+    # one resolution of every --param: canonical owner, declared field types (exit 2 else)
+    params = resolve_cli_params(param, attacks=names or list(attacks))
     ns = load_scores(scores, output=scores_output, labels=labels, node_ids=score_ids)
     member_ids = read_node_ids(members)
     non_member_ids = read_node_ids(non_members) if non_members is not None else None
@@ -93,9 +93,10 @@ def run_scores_audit_cli(
     config = {"scores": str(scores), "members": str(members),
               "non_members": str(non_members) if non_members else "every other scored node",
               "scores_output": scores_output, "attacks": names or "all applicable",
-              "suite": the_suite.name, "params": params, "n_bootstrap": n_bootstrap}
+              "suite": the_suite.name, "n_bootstrap": n_bootstrap}
     run = audit_scores_run(ns, members=target.split.train, non_members=target.split.test,
                            attacks=names, seed=seed, n_bootstrap=n_bootstrap, suite=the_suite,
                            config=config, params=params)
+    run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, out, html=True, scores=run.tables)
     return run

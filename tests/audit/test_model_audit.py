@@ -280,3 +280,27 @@ def test_a_graphleaks_gnn_through_audit_model_keeps_its_spec_for_shadows() -> No
                            target.split.nonmembers)
     assert wrapped.spec == spec
     assert wrapped.iface.embedding_layers == ("hidden_out.0",)
+
+
+def test_cli_param_reaches_the_attacks_of_a_saved_model(user_setup, tmp_path):  # noqa: ANN001
+    """--param works with --model: typed, applied, and recorded as the attack used it."""
+    s = user_setup
+    files = _graph_files(s, tmp_path / "files")
+    pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, tmp_path / "model.pt2")
+    out = tmp_path / "o"
+    args = ["audit", "--model", str(pt2), "--out", str(out), "--n-bootstrap", "20", "--quiet",
+            "--attack", "confidence_mia", "--param", "confidence_mia.threshold=median"]
+    for key, path in files.items():
+        args += [f"--{key}", str(path)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "report.json").read_text())
+    assert data["attacks"][0]["config"]["threshold"] == "median"
+    assert data["config"]["params"] == {"confidence_mia": {"threshold": "median"}}
+    bad_args = [str(tmp_path / "b") if a == str(out) else a for a in args]
+    bad_args[bad_args.index("confidence_mia.threshold=median")] = (
+        "confidence_mia.threshold=sometimes")
+    bad = CliRunner().invoke(app, bad_args)
+    assert bad.exit_code == 2 and "sometimes" in bad.output
+    assert not (tmp_path / "b").exists()
+

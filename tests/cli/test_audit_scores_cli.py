@@ -132,3 +132,21 @@ def test_bare_npy_with_label_and_id_files(export, tmp_path):
     a, b = (json.loads((tmp_path / d / "report.json").read_text())["attacks"][0]["metrics"]
             ["binary"] for d in ("a", "b"))
     assert a == b
+
+
+def test_param_is_parsed_by_type_and_recorded_as_run(export, tmp_path):
+    """--param on a scores-only audit goes through the one typed resolver."""
+    out = tmp_path / "o"
+    r = _audit(out, export / "scores.npz", export / "members.txt",
+               "--param", "Confidence-MIA.score=max",
+               "--param", "confidence_mia.compat_duddu_label_indexing=False")
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "report.json").read_text())
+    [a] = data["attacks"]
+    assert a["config"]["score"] == "max" and a["compat_flags"] == []
+    assert data["config"]["params"] == {
+        "confidence_mia": {"score": "max", "compat_duddu_label_indexing": False}}
+    bad = _audit(tmp_path / "b", export / "scores.npz", export / "members.txt",
+                 "--param", "confidence_mia.score=maxx")
+    assert bad.exit_code == 2 and "maxx" in bad.output and "true_class" in bad.output
+    assert not (tmp_path / "b").exists()
