@@ -214,3 +214,45 @@ def test_binary_word2vec_files_load_like_text_ones(tmp_path):
     assert ids.tolist() == [5, 0, 2] and np.allclose(got, vecs)
     ids_t, got_t = load_embeddings(tmp_path / "e.txt")
     assert ids_t.tolist() == ids.tolist() and np.allclose(got_t, got, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("counts", "min_count", "negative", "sample"),
+    [
+        ([5, 9, 5, 1, 9, 3, 700, 5, 2, 9], 0, 5, 1e-3),  # ties; one node down-sampled
+        ([5, 9, 5, 1, 9, 3, 700, 5, 2, 9], 3, 5, 1e-3),  # min_count drops some nodes
+        ([4, 4, 4, 8, 1, 2], 0, 0, 0.0),  # hierarchical softmax, no down-sampling
+        ([30, 1, 1, 2], 0, 2, 2.0),  # sample >= 1: gensim's absolute-count shorthand
+    ],
+)
+def test_vectorised_vocab_matches_gensim(
+    counts: list[int], min_count: int, negative: int, sample: float
+) -> None:
+    """The numpy vocabulary set-up leaves the model exactly as build_vocab_from_freq does."""
+    from gensim.models import Word2Vec
+
+    from graphleaks.models.embeddings import _build_vocab
+
+    def fresh() -> Word2Vec:
+        return Word2Vec(vector_size=8, min_count=min_count, sg=1, hs=int(negative == 0),
+                        negative=negative, sample=sample, seed=7, workers=1)
+
+    ref, ours = fresh(), fresh()
+    ref.build_vocab_from_freq({str(i): c for i, c in enumerate(counts)}, corpus_count=3)
+    _build_vocab(ours, np.asarray(counts, dtype=np.int64), corpus_count=3)
+    assert ours.wv.index_to_key == ref.wv.index_to_key
+    assert ours.wv.key_to_index == ref.wv.key_to_index
+    assert ours.corpus_count == ref.corpus_count
+    for attr in ref.wv.expandos:
+        got, want = ours.wv.expandos[attr], ref.wv.expandos[attr]
+        assert got.dtype == want.dtype, attr
+        if got.dtype == object:  # Huffman codes and points: one array per word
+            assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True)), attr
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=attr)
+    np.testing.assert_array_equal(ours.wv.vectors, ref.wv.vectors)
+    if negative:
+        assert ours.cum_table.dtype == ref.cum_table.dtype
+        np.testing.assert_array_equal(ours.cum_table, ref.cum_table)
+    else:
+        np.testing.assert_array_equal(ours.syn1, ref.syn1)
