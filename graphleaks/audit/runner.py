@@ -281,11 +281,15 @@ class AuditRun:
 
 
 def _attack_objects(
-    attacks: Sequence[Attack | str] | None, suite: Suite, exposed: frozenset[Output]
+    attacks: Sequence[Attack | str] | None, suite: Suite
 ) -> tuple[list[Attack], bool]:
-    """The attacks to run, and whether they are the default (whole-registry) audit."""
+    """The attacks to run, and whether they are the default (whole-registry) audit.
+
+    The default is every registered attack: the capability partition afterwards lists what
+    the target's exposure rules out.
+    """
     if attacks is None:
-        return [build_attack(n, suite) for n in applicable_attacks(exposed)], True
+        return [build_attack(n, suite) for n in applicable_attacks()], True
     return [a if isinstance(a, Attack) else build_attack(a, suite) for a in attacks], False
 
 
@@ -312,8 +316,7 @@ def audit_with_scores(
 
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
-    # the whole registry: the capability partition below lists what the exposure rules out
-    attack_objs, default = _attack_objects(attacks, the_suite, ALL_OUTPUTS)
+    attack_objs, default = _attack_objects(attacks, the_suite)
     default = default or skip_unrunnable
     if compare_unit is not None:
         if default:  # the default audit narrows to the attacks that test that unit
