@@ -1,0 +1,102 @@
+"""Diagnostic for issue 13's G-BASE vs LiRA gap (figures only, no assertions).
+
+On one inductive Cora GCN target per seed, runs LiRA (logit and hinge), BASE and G-BASE in the
+query views ``target`` (each part's induced subgraph, the bench default), ``full`` and
+``zero_hop`` (the paper's BASE/LiRA query), plus a ground-truth-oracle G-BASE (the paper's
+"G-BASE GT": masks are the target's true training set), to locate where G-BASE's signal goes.
+
+Usage::
+
+    OMP_NUM_THREADS=1 nice python bench/diag_gbase.py --seeds 1 --data-root /work/shared/datasets
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from graphleaks.attacks.base_mia import BASEMIA  # noqa: E402
+from graphleaks.attacks.gbase_mia import GBASEMIA  # noqa: E402
+from graphleaks.attacks.harness import run_attack  # noqa: E402
+from graphleaks.attacks.lira_mia import LiRAMIA  # noqa: E402
+from graphleaks.audit.runner import train_target  # noqa: E402
+from graphleaks.data import load_dataset  # noqa: E402
+from graphleaks.metrics import auc, tpr_at_fpr  # noqa: E402
+from graphleaks.seeding import derive_seed  # noqa: E402
+
+
+def oracle_gbase(members: np.ndarray, **kw: Any) -> GBASEMIA:
+    """G-BASE whose masks are the true training set (a diagnostic, never a shipped option)."""
+
+    class Oracle(GBASEMIA):
+        def _inclusion(self, target, refs, y, scale, log_prior):  # type: ignore[no-untyped-def]
+            p = np.zeros(target.num_nodes)
+            p[members] = 1.0
+            return p
+
+    return Oracle(**kw)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dataset", default="cora")
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--refs", type=int, default=4)
+    ap.add_argument("--data-root", default=None)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--out", default="/tmp/diag_gbase.json")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    graph = load_dataset(args.dataset, data_root=args.data_root)
+    res: dict[str, dict[str, list[float]]] = {}
+    for seed in range(args.seeds):
+        target = train_target(graph, seed=seed, dataset={"name": args.dataset})
+        members = np.asarray(target.split.train)
+        k = args.refs
+        runs = [
+            ("lira-logit@target", LiRAMIA(num_references=k), "target"),
+            ("lira-hinge@target", LiRAMIA(num_references=k, statistic="hinge"), "target"),
+            ("lira-hinge@zero_hop", LiRAMIA(num_references=k, statistic="hinge"), "zero_hop"),
+            ("base@target", BASEMIA(num_references=k), "target"),
+            ("base@zero_hop", BASEMIA(num_references=k), "zero_hop"),
+            ("gbase@target", GBASEMIA(num_references=k), "target"),
+            ("gbase@full", GBASEMIA(num_references=k), "full"),
+            ("gbase-oracle@target", oracle_gbase(members, num_references=k, num_samples=1),
+             "target"),
+            ("gbase-oracle@full", oracle_gbase(members, num_references=k, num_samples=1),
+             "full"),
+        ]
+        for label, attack, view in runs:
+            if args.only and label not in args.only:
+                continue
+            c0, w0 = time.process_time(), time.perf_counter()
+            r = run_attack(attack, target, seed=derive_seed(seed, "sota", label.split("@")[0]),
+                           view=view)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            row = res.setdefault(label, {"auc": [], "tpr@0.1%": [], "tpr@1%": [], "cpu_s": [],
+                                         "wall_s": []})
+            row["auc"].append(auc(r.scores, r.labels))
+            row["tpr@0.1%"].append(tpr_at_fpr(r.scores, r.labels, 0.001))
+            row["tpr@1%"].append(tpr_at_fpr(r.scores, r.labels, 0.01))
+            row["cpu_s"].append(cpu)
+            row["wall_s"].append(wall)
+            print(f"seed {seed} {label:22s} AUC {row['auc'][-1]:.3f} TPR@0.1% "
+                  f"{row['tpr@0.1%'][-1]:.3f} TPR@1% {row['tpr@1%'][-1]:.3f} "
+                  f"(cpu {cpu:.1f} s, wall {wall:.1f} s)", flush=True)
+            Path(args.out).write_text(json.dumps(res, indent=1))
+    print("children cpu", resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime)
+
+
+if __name__ == "__main__":
+    main()
