@@ -110,3 +110,20 @@ def test_batched_gaps_match_separate_forward_passes():
     want = [float(loss(b[1:]) - loss(b)) for b in balls]
     assert all(len(b) > 2 for b in balls)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
+    """G-BASE's tune_scale only chooses a (from its own simulated AUC): with the same
+    references and masks the scores are G-BASE's at that a, for the score and the sampler."""
+    import re
+
+    from graphleaks.attacks._references import SCALE_GRID
+    from graphleaks.attacks.harness import run_attack
+
+    kw = {"num_references": 4, "ref_epochs": 20, "num_samples": 2}
+    tuned = run_attack(GBASEMIA(tune_scale=True, **kw), trained_target, seed=0)
+    note = next(n for n in tuned.notes if "tuned" in n)
+    a = float(re.search(r"scale a=([0-9.]+) \(tuned", note).group(1))
+    assert a in SCALE_GRID
+    fixed = run_attack(GBASEMIA(offline_scale=a, **kw), trained_target, seed=0)
+    np.testing.assert_allclose(tuned.scores, fixed.scores)
