@@ -3,7 +3,9 @@
 On one inductive Cora GCN target per seed, runs LiRA (logit and hinge), BASE and G-BASE in the
 query views ``target`` (each part's induced subgraph, the bench default), ``full`` and
 ``zero_hop`` (the paper's BASE/LiRA query), plus a ground-truth-oracle G-BASE (the paper's
-"G-BASE GT": masks are the target's true training set), to locate where G-BASE's signal goes.
+"G-BASE GT": masks are the target's true training set), and a centre-only G-BASE (Δ is the
+candidate's own log-likelihood in the sampled graph, the neighbours' terms dropped), to locate
+where G-BASE's signal goes. BASE and G-BASE tune their offline scale (``tune_scale``).
 
 Usage::
 
@@ -26,6 +28,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import graphleaks.attacks.gbase_mia as gbase_mod  # noqa: E402
 from graphleaks.attacks.base_mia import BASEMIA  # noqa: E402
 from graphleaks.attacks.gbase_mia import GBASEMIA  # noqa: E402
 from graphleaks.attacks.harness import run_attack  # noqa: E402
@@ -48,6 +51,40 @@ def oracle_gbase(members: np.ndarray, **kw: Any) -> GBASEMIA:
     return Oracle(**kw)
 
 
+@torch.no_grad()
+def centre_only_gaps(model: Any, x: torch.Tensor, y: torch.Tensor, nodes: np.ndarray,
+                     gid: torch.Tensor, ei: torch.Tensor, n_balls: int) -> np.ndarray:
+    """Δ(v) = log p(y_v | G_in): the candidate's own term only (diagnostic)."""
+    idx = torch.as_tensor(nodes, dtype=torch.long)
+    ce = torch.nn.functional.cross_entropy(model(x[idx], ei).double(), y[idx], reduction="none")
+    first = torch.searchsorted(gid, torch.arange(0, 2 * n_balls, 2))  # gid is sorted
+    return (-ce[first]).numpy()
+
+
+class CentreOnly(GBASEMIA):
+    """G-BASE with the neighbours' loss terms dropped (diagnostic, never shipped)."""
+
+    def _score(self, target, challenge, rngs):  # type: ignore[no-untyped-def]
+        saved = gbase_mod.loss_gaps
+        gbase_mod.loss_gaps = centre_only_gaps  # type: ignore[assignment]
+        try:
+            return super()._score(target, challenge, rngs)
+        finally:
+            gbase_mod.loss_gaps = saved
+
+
+def oracle_centre(members: np.ndarray, **kw: Any) -> GBASEMIA:
+    """Centre-only G-BASE with true-membership masks (diagnostic)."""
+
+    class OracleCentre(CentreOnly):
+        def _inclusion(self, target, refs, y, scale, log_prior):  # type: ignore[no-untyped-def]
+            p = np.zeros(target.num_nodes)
+            p[members] = 1.0
+            return p
+
+    return OracleCentre(**kw)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset", default="cora")
@@ -64,18 +101,22 @@ def main() -> None:
         target = train_target(graph, seed=seed, dataset={"name": args.dataset})
         members = np.asarray(target.split.train)
         k = args.refs
+        t = {"tune_scale": True}
         runs = [
             ("lira-logit@target", LiRAMIA(num_references=k), "target"),
-            ("lira-hinge@target", LiRAMIA(num_references=k, statistic="hinge"), "target"),
-            ("lira-hinge@zero_hop", LiRAMIA(num_references=k, statistic="hinge"), "zero_hop"),
-            ("base@target", BASEMIA(num_references=k), "target"),
-            ("base@zero_hop", BASEMIA(num_references=k), "zero_hop"),
-            ("gbase@target", GBASEMIA(num_references=k), "target"),
-            ("gbase@full", GBASEMIA(num_references=k), "full"),
-            ("gbase-oracle@target", oracle_gbase(members, num_references=k, num_samples=1),
+            ("lira-hinge-pernode@zero_hop", LiRAMIA(num_references=k, statistic="hinge",
+                                                    fixed_variance=False), "zero_hop"),
+            ("base@target", BASEMIA(num_references=k, **t), "target"),
+            ("base@zero_hop", BASEMIA(num_references=k, **t), "zero_hop"),
+            ("gbase@target", GBASEMIA(num_references=k, **t), "target"),
+            ("gbase@full", GBASEMIA(num_references=k, **t), "full"),
+            ("gbase-centre@target", CentreOnly(num_references=k, **t), "target"),
+            ("gbase-oracle@target", oracle_gbase(members, num_references=k, num_samples=1, **t),
              "target"),
-            ("gbase-oracle@full", oracle_gbase(members, num_references=k, num_samples=1),
+            ("gbase-oracle@full", oracle_gbase(members, num_references=k, num_samples=1, **t),
              "full"),
+            ("gbase-oracle-centre@target", oracle_centre(members, num_references=k,
+                                                         num_samples=1, **t), "target"),
         ]
         for label, attack, view in runs:
             if args.only and label not in args.only:
