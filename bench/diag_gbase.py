@@ -39,18 +39,6 @@ from graphleaks.metrics import auc, tpr_at_fpr  # noqa: E402
 from graphleaks.seeding import derive_seed  # noqa: E402
 
 
-def oracle_gbase(members: np.ndarray, **kw: Any) -> GBASEMIA:
-    """G-BASE whose masks are the true training set (a diagnostic, never a shipped option)."""
-
-    class Oracle(GBASEMIA):
-        def _inclusion(self, target, refs, y, scale, log_prior):  # type: ignore[no-untyped-def]
-            p = np.zeros(target.num_nodes)
-            p[members] = 1.0
-            return p
-
-    return Oracle(**kw)
-
-
 @torch.no_grad()
 def centre_only_gaps(model: Any, x: torch.Tensor, y: torch.Tensor, nodes: np.ndarray,
                      gid: torch.Tensor, ei: torch.Tensor, n_balls: int) -> np.ndarray:
@@ -73,16 +61,16 @@ class CentreOnly(GBASEMIA):
             gbase_mod.loss_gaps = saved
 
 
-def oracle_centre(members: np.ndarray, **kw: Any) -> GBASEMIA:
-    """Centre-only G-BASE with true-membership masks (diagnostic)."""
+def with_oracle_masks(kind: type[GBASEMIA], members: np.ndarray, **kw: Any) -> GBASEMIA:
+    """``kind`` whose masks are the true training set (a diagnostic, never a shipped option)."""
 
-    class OracleCentre(CentreOnly):
+    class Oracle(kind):  # type: ignore[valid-type,misc]
         def _inclusion(self, target, refs, y, scale, log_prior):  # type: ignore[no-untyped-def]
             p = np.zeros(target.num_nodes)
             p[members] = 1.0
             return p
 
-    return OracleCentre(**kw)
+    return Oracle(**kw)
 
 
 def main() -> None:
@@ -111,12 +99,13 @@ def main() -> None:
             ("gbase@target", GBASEMIA(num_references=k, **t), "target"),
             ("gbase@full", GBASEMIA(num_references=k, **t), "full"),
             ("gbase-centre@target", CentreOnly(num_references=k, **t), "target"),
-            ("gbase-oracle@target", oracle_gbase(members, num_references=k, num_samples=1, **t),
-             "target"),
-            ("gbase-oracle@full", oracle_gbase(members, num_references=k, num_samples=1, **t),
-             "full"),
-            ("gbase-oracle-centre@target", oracle_centre(members, num_references=k,
-                                                         num_samples=1, **t), "target"),
+            ("gbase-oracle@target", with_oracle_masks(GBASEMIA, members, num_references=k,
+                                                            num_samples=1, **t), "target"),
+            ("gbase-oracle@full", with_oracle_masks(GBASEMIA, members, num_references=k,
+                                                          num_samples=1, **t), "full"),
+            ("gbase-oracle-centre@target", with_oracle_masks(CentreOnly, members,
+                                                             num_references=k, num_samples=1,
+                                                             **t), "target"),
         ]
         for label, attack, view in runs:
             if args.only and label not in args.only:
