@@ -50,24 +50,16 @@ class ReferenceConfig:
     ref_epochs: int = field(default=50, metadata={"range": (1, 100_000)})
 
     def check(self) -> None:
-        """Online references must put every candidate IN and OUT at least once (2 or more);
-        tuning the offline scale needs a simulated target, its complement and one more
-        reference (3 or more).
+        """Online references must put every candidate IN and OUT at least once (2 or more).
 
         Raises:
             InvalidConfigError: Naming ``num_references`` and its valid range.
         """
-        owner = type(self).__name__.removesuffix("Config")
         if self.variant == "online" and self.num_references < 2:
+            owner = type(self).__name__.removesuffix("Config")
             raise InvalidConfigError(
                 f"The num_references parameter of {owner} must be in [2, 1024] for the "
                 f"online variant. Got {self.num_references!r} instead.")
-        if (getattr(self, "tune_scale", False) and self.variant == "offline"
-                and self.num_references < 3):
-            raise InvalidConfigError(
-                f"The num_references parameter of {owner} must be in [3, 1024] with "
-                f"tune_scale (a simulated target needs references of its own). Got "
-                f"{self.num_references!r} instead.")
 
 
 @dataclass(frozen=True)
@@ -224,3 +216,21 @@ def tune_scale(score_at: Callable[[float], np.ndarray], members: np.ndarray,
         if value > best_auc:
             best, best_auc = a, value
     return best, best_auc
+
+
+MIN_TUNING_REFERENCES = 3
+"""A simulated target, its complement (left out) and at least one reference of its own."""
+
+
+def scale_fields(variant: str, num_references: int, tune_scale: bool) -> dict[str, str]:
+    """Which of ``offline_scale`` / ``tune_scale`` a BASE or G-BASE mode does not read."""
+    if variant == "online":
+        return {"offline_scale": "the online variant scales by 1; offline_scale is the "
+                                 "offline variant's",
+                "tune_scale": "the online variant scales by 1; there is nothing to tune"}
+    if num_references < MIN_TUNING_REFERENCES:
+        return {"tune_scale": f"tuning needs num_references in [{MIN_TUNING_REFERENCES}, 1024] "
+                              "(a simulated target with references of its own)"}
+    if tune_scale:
+        return {"offline_scale": "tune_scale chooses a on a simulated target"}
+    return {}

@@ -46,6 +46,7 @@ from graphleaks.attacks._references import (
     References,
     log_mean_exp,
     masked_log_mean_exp,
+    scale_fields,
     simulated_offline,
     target_log_true_class,
     train_references,
@@ -70,8 +71,9 @@ class BASEMIAConfig(ReferenceConfig):
     Attributes:
         offline_scale: The factor ``a`` on the OUT log-mean in the offline variant.
         prior: Prior membership probability π (shifts scores; ranking unchanged).
-        tune_scale: Offline only: choose ``a`` by the simulated-target AUC, as the authors'
-            audit does (needs 3 or more references); ``offline_scale`` is then unused.
+        tune_scale: Offline with 3 or more references only: choose ``a`` by the
+            simulated-target AUC, as the authors' audit does; ``offline_scale`` is then
+            unused.
     """
 
     offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
@@ -103,14 +105,10 @@ class BASEMIA(Attack):
     Config = BASEMIAConfig
 
     def unused_fields(self) -> dict[str, str]:
-        """``offline_scale`` is read only offline (recorded None, refused if set)."""
-        if self.config.variant == "online":
-            return {"offline_scale": "the online variant scales by 1; offline_scale is the "
-                                     "offline variant's",
-                    "tune_scale": "the online variant scales by 1; there is nothing to tune"}
-        if self.config.tune_scale:
-            return {"offline_scale": "tune_scale chooses a on a simulated target"}
-        return {}
+        """``offline_scale`` is read only offline and untuned, ``tune_scale`` only offline with
+        3 or more references (recorded None, refused if set)."""
+        cfg = self.config
+        return scale_fields(cfg.variant, cfg.num_references, cfg.tune_scale)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
@@ -121,7 +119,7 @@ class BASEMIA(Attack):
                                 max_epochs=cfg.ref_epochs, rngs=rngs)
         log_ref = log_mean_exp(refs.log_true_class(cands), axis=0)
         scale, how = (1.0, "") if online else (cfg.offline_scale, "")
-        if cfg.tune_scale and not online:
+        if "tune_scale" not in self.unused_fields() and cfg.tune_scale:
             scale, sim_auc = simulated_base_scale(refs)
             how = f" (tuned: simulated-target AUC {sim_auc:.3f})"
         scores = (target_log_true_class(target, cands, labels) - scale * log_ref

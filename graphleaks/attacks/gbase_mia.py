@@ -59,6 +59,7 @@ from graphleaks.attacks._references import (
     References,
     log_mean_exp,
     masked_log_mean_exp,
+    scale_fields,
     simulated_offline,
     train_references,
     tune_scale,
@@ -91,9 +92,8 @@ class GBASEMIAConfig(ReferenceConfig):
         frac: Inclusion probability of each node under ``random`` sampling.
         num_samples: Sampled membership masks (the expectation's Monte Carlo size).
         chunk: Candidates evaluated in one batched forward pass.
-        tune_scale: Offline only: choose ``a`` by G-BASE's AUC on a simulated target, as the
-            authors' audit does (needs 3 or more references); ``offline_scale`` is then
-            unused.
+        tune_scale: Offline with 3 or more references only: choose ``a`` by G-BASE's AUC on
+            a simulated target, as the authors' audit does; ``offline_scale`` is then unused.
     """
 
     offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
@@ -199,13 +199,8 @@ class GBASEMIA(Attack):
 
     def unused_fields(self) -> dict[str, str]:
         """Fields the variant and sampling do not read (recorded None, refused if set)."""
-        out: dict[str, str] = {}
-        if self.config.variant == "online":
-            out["offline_scale"] = ("the online variant scales by 1; offline_scale is the "
-                                    "offline variant's")
-            out["tune_scale"] = "the online variant scales by 1; there is nothing to tune"
-        elif self.config.tune_scale:
-            out["offline_scale"] = "tune_scale chooses a on a simulated target"
+        cfg = self.config
+        out = scale_fields(cfg.variant, cfg.num_references, cfg.tune_scale)
         if self.config.sampling != "random":
             out["frac"] = "frac is the inclusion probability of sampling='random' only"
         return out
@@ -227,7 +222,7 @@ class GBASEMIA(Attack):
         adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
         hops = 2 * (len(target.architecture().hidden) + 1)
         how = ""
-        if cfg.tune_scale and not online:
+        if "tune_scale" not in self.unused_fields() and cfg.tune_scale:
             scale, sim_auc = self._tuned_scale(refs, y, adj, hops, log_prior, len(cands),
                                                rngs.child("tune").numpy)
             how = f" (tuned: simulated-target AUC {sim_auc:.3f})"

@@ -71,10 +71,19 @@ def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
     np.testing.assert_allclose(tuned.scores, fixed.scores)
 
 
-def test_tune_scale_needs_three_references(trained_target):
-    with pytest.raises(InvalidConfigError, match=r"num_references.*\[3, 1024\]"):
-        run_attack(BASEMIA(num_references=2, tune_scale=True), trained_target, seed=0)
+def test_tune_scale_needs_three_references():
+    """Fewer than 3 offline references cannot tune: tune_scale is unused there (the CLI refuses
+    it, the record says None) and offline_scale is read."""
+    from graphleaks._params import check_used
+
+    two = BASEMIA(num_references=2, tune_scale=True)
+    assert "num_references in [3, 1024]" in two.unused_fields()["tune_scale"]
+    with pytest.raises(InvalidConfigError, match="tune_scale has no effect"):
+        check_used(two, ["tune_scale"])
+    assert two.config_record()["tune_scale"] is None
+    assert two.config_record()["offline_scale"] == 0.7
     assert "tune_scale" in BASEMIA(variant="online", tune_scale=True).unused_fields()
+    assert set(BASEMIA(num_references=3, tune_scale=True).unused_fields()) == {"offline_scale"}
 
 
 def test_simulated_offline_leaves_out_the_target_and_its_complement():
