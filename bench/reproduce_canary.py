@@ -16,6 +16,24 @@ Usage (1 thread, low priority; figures only, no assertions)::
 
     OMP_NUM_THREADS=1 nice python bench/reproduce_canary.py --data-root /work/shared/datasets \
         --seeds 10 --eps 1 4 8 --out /tmp/canary_node.json
+
+Measured on the 2-core host (Cora, inductive split, 1000 canaries, 500 guesses, 95 %; process
+CPU 89 s for the whole command, about 2 s per audit; GAP-NDP's ledger status is the authors'
+claim; ceiling 4.83 at GAP-NDP's δ = 1e-4, 5.11 for ``none``):
+
+==========  ========  ==========  ===================  ==============  ==========
+row         test acc  violations  audited ε (range)    audited μ max   correct/500
+==========  ========  ==========  ===================  ==============  ==========
+gap_ndp@1   0.297     0/10        0.000 – 0.000        0.000           241 – 264
+gap_ndp@4   0.297     0/10        0.000 – 0.239        0.122           259 – 299
+gap_ndp@8   0.319     0/10        0.456 – 0.762        0.349           325 – 359
+none        0.758     0/10        1.321 – 2.436        0.978           410 – 470
+==========  ========  ==========  ===================  ==============  ==========
+
+With ``--guess-fraction 0.1`` (100 guesses) the maxima are 0.000, 0.149 and 0.721 (0/10
+violations each); at ε = 64 (5 seeds) 1.545 – 1.840. GAP-NDP at ε ≤ 4 predicts nearly one class
+on Cora (0.297 is about the majority share), so its node audits there are near chance. No
+one-run audit at this canary count can contradict ε = 8 (the ceiling is below it).
 """
 
 from __future__ import annotations
