@@ -171,6 +171,7 @@ def run_edge(eps_list: list[float], canaries: int, audit_seeds: int, data_root: 
             target = train_target(graph, defense=name, defense_params={"epsilon": eps},
                                   split=split, seed=0, dataset={"name": "cora"})
             row: dict[str, Any] = {"claimed_epsilon": target.ledger.epsilon,
+                                   "status": target.ledger.status.value,
                                    "test_accuracy": target.utility["test_accuracy"]}
             r = run_attack(LinkTeller(), target, seed=0)
             row["linkteller_auc"] = auc(r.scores, r.labels)
@@ -224,14 +225,14 @@ def markdown(res: dict[str, Any]) -> str:
     if res.get("edge"):
         lines += ["### Edge defenses on Cora (transductive)", "",
                   "| defense@ε | test acc | LinkTeller AUC | best TIA (AUC, TPL) | claimed ε | "
-                  "audited ε (max over seeds) | violations | canary attack |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "status | audited ε (max over seeds) | violations | canary attack |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for key, r in res["edge"].items():
             b = r["tia"][r["best_tia"]]
             lines.append(
                 f"| {key} | {r['test_accuracy']:.3f} | {r['linkteller_auc']:.3f} | "
                 f"{r['best_tia']} ({b['auc']:.3f}, {b['tpl']:.3f}) | {r['claimed_epsilon']:.3g} "
-                f"| {max(r['audited_epsilon']):.3f} | {r['violations']}/"
+                f"| {r.get('status', '?')} | {max(r['audited_epsilon']):.3f} | {r['violations']}/"
                 f"{len(r['audited_epsilon'])} | {r['canary_attack']} |")
     return "\n".join(lines)
 
