@@ -64,7 +64,7 @@ def test_audit_shares_one_shadow(trained_target, monkeypatch):
     alone = [run_audit(trained_target, [a.attack], seed=0, n_bootstrap=20).attacks[0]
              for a in both.attacks]
     assert len(calls) == 3
-    for a, b in zip(both.attacks, alone):
+    for a, b in zip(both.attacks, alone, strict=True):
         assert a.metrics.binary.auc.value == b.metrics.binary.auc.value
         assert a.notes == b.notes
 
