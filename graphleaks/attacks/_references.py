@@ -8,10 +8,19 @@ regimes, and evaluates them in the target's query graph (attacks.md §1.7):
   from the target), so every candidate is OUT of every reference;
 * **online**: references train on paired complementary halves of ``population ∪ candidates``,
   so each candidate is IN exactly half of them (which needs the candidates' labels).
+
+The offline BASE and G-BASE scale ``a`` can be tuned as the authors' audit does
+(``mia_audit.tune_attack_hyperparams`` in ``MarcusLassila/MIA-audit-GNN``, which sets it
+whenever the configuration does not): reference 0 plays a simulated target whose members the
+adversary knows (half of the population), references 2..K−1 play its references (reference 1,
+the complement of 0, is left out as the authors leave it out), and ``a`` is the value of
+:data:`SCALE_GRID` with the highest simulated AUC (the authors' objective; they search [0, 1]
+with optuna, a grid is the deterministic equivalent).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -157,3 +166,71 @@ def log_mean_exp(a: np.ndarray, axis: int = 0) -> np.ndarray:
     m = np.max(a, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     return np.squeeze(m, axis) + np.log(np.mean(np.exp(a - m), axis=axis))
+
+
+SCALE_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
+"""Values of the offline scale ``a`` tried when tuning (the authors search [0, 1])."""
+
+SIM_TARGET, SIM_COMPLEMENT = 0, 1
+"""The reference playing the simulated target, and its complementary half (left out)."""
+
+
+def masked_log_mean_exp(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``log mean exp`` over the rows where ``mask`` (``-inf`` where a column has none)."""
+    masked = np.where(mask, a, -np.inf)
+    m = np.max(masked, axis=0)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return m + np.log(np.sum(np.exp(masked - m), axis=0)) - np.log(mask.sum(0))
+
+
+def simulated_offline(refs: References, nodes: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Membership of ``nodes`` in the simulated target, and which references may score them.
+
+    Returns:
+        ``members`` (whether reference 0 trained on each node) and ``out`` (``[K−2, n]``:
+        whether each of references 2..K−1 did *not*, the offline references of that node).
+    """
+    inside = refs.inside(nodes)
+    return inside[SIM_TARGET], ~inside[SIM_COMPLEMENT + 1:]
+
+
+def tune_scale(score_at: Callable[[float], np.ndarray], members: np.ndarray,
+               grid: tuple[float, ...] = SCALE_GRID) -> tuple[float, float]:
+    """The ``a`` of ``grid`` whose simulated scores have the highest AUC (the first on ties).
+
+    Args:
+        score_at: Simulated-target scores for a given ``a``.
+        members: The simulated truth (1 = member of the simulated target).
+        grid: Candidate values.
+
+    Returns:
+        The chosen ``a`` and its simulated AUC.
+    """
+    from graphleaks.metrics import auc
+
+    best, best_auc = grid[0], -1.0
+    for a in grid:
+        value = auc(score_at(a), members)
+        if value > best_auc:
+            best, best_auc = a, value
+    return best, best_auc
+
+
+MIN_TUNING_REFERENCES = 3
+"""A simulated target, its complement (left out) and at least one reference of its own."""
+
+
+def scale_fields(variant: str, num_references: int, tune_scale: bool) -> dict[str, str]:
+    """Which of ``offline_scale`` / ``tune_scale`` a BASE or G-BASE mode does not read."""
+    if variant == "online":
+        return {"offline_scale": "the online variant scales by 1; offline_scale is the "
+                                 "offline variant's",
+                "tune_scale": "the online variant scales by 1; there is nothing to tune"}
+    if num_references < MIN_TUNING_REFERENCES:
+        return {"tune_scale": f"tuning needs num_references in [{MIN_TUNING_REFERENCES}, 1024] "
+                              "(a simulated target with references of its own)"}
+    if tune_scale:
+        return {"offline_scale": "tune_scale chooses a on a simulated target"}
+    return {}

@@ -14,7 +14,9 @@ likelihood over models trained without knowing whether ``x`` is in (paper, Eq. B
 * **online** (``a = 1``): the K references are trained on halves of ``population ∪
   candidates``, so each candidate is IN half of them;
 * **offline**: references see the population only (all OUT); the paper scales the OUT
-  log-mean by ``a < 1`` (the authors' default 0.7) to compensate for the missing IN models.
+  log-mean by ``a < 1`` to compensate for the missing IN models. The authors' audit tunes
+  ``a`` on a simulated target unless it is configured (``tune_scale=True`` does that, see
+  :mod:`graphleaks.attacks._references`); 0.7, the default here, is their fallback.
 
 The score is returned as log-odds (the paper applies a sigmoid; ranking is the same, and log
 odds do not saturate). Queries are evaluated in the target's query graph, as for LiRA; the
@@ -41,9 +43,14 @@ import numpy as np
 
 from graphleaks.attacks._references import (
     ReferenceConfig,
+    References,
     log_mean_exp,
+    masked_log_mean_exp,
+    scale_fields,
+    simulated_offline,
     target_log_true_class,
     train_references,
+    tune_scale,
 )
 from graphleaks.attacks.base import (
     Attack,
@@ -64,10 +71,28 @@ class BASEMIAConfig(ReferenceConfig):
     Attributes:
         offline_scale: The factor ``a`` on the OUT log-mean in the offline variant.
         prior: Prior membership probability π (shifts scores; ranking unchanged).
+        tune_scale: Offline with 3 or more references only: choose ``a`` by the
+            simulated-target AUC, as the authors' audit does; ``offline_scale`` is then
+            unused.
     """
 
     offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
     prior: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "neither"})
+    tune_scale: bool = False
+
+
+def simulated_base_scale(refs: References) -> tuple[float, float]:
+    """Tune BASE's offline ``a`` on reference 0 as a simulated target over the population.
+
+    Returns:
+        The chosen ``a`` and its simulated AUC.
+    """
+    pop = refs.population
+    lp = refs.log_true_class(pop)
+    members, out = simulated_offline(refs, pop)
+    keep = out.any(0)  # a node every other reference trained on has no offline reference
+    lt, lr = lp[0][keep], masked_log_mean_exp(lp[2:][:, keep], out[:, keep])
+    return tune_scale(lambda a: lt - a * lr, members[keep].astype(np.int64))
 
 
 class BASEMIA(Attack):
@@ -80,11 +105,10 @@ class BASEMIA(Attack):
     Config = BASEMIAConfig
 
     def unused_fields(self) -> dict[str, str]:
-        """``offline_scale`` is read only offline (recorded None, refused if set)."""
-        if self.config.variant == "online":
-            return {"offline_scale": "the online variant scales by 1; offline_scale is the "
-                                     "offline variant's"}
-        return {}
+        """``offline_scale`` is read only offline and untuned, ``tune_scale`` only offline with
+        3 or more references (recorded None, refused if set)."""
+        cfg = self.config
+        return scale_fields(cfg.variant, cfg.num_references, cfg.tune_scale)
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
@@ -94,10 +118,13 @@ class BASEMIA(Attack):
         refs = train_references(target, cands, labels, num=cfg.num_references, online=online,
                                 max_epochs=cfg.ref_epochs, rngs=rngs)
         log_ref = log_mean_exp(refs.log_true_class(cands), axis=0)
-        scale = 1.0 if online else cfg.offline_scale
+        scale, how = (1.0, "") if online else (cfg.offline_scale, "")
+        if "tune_scale" not in self.unused_fields() and cfg.tune_scale:
+            scale, sim_auc = simulated_base_scale(refs)
+            how = f" (tuned: simulated-target AUC {sim_auc:.3f})"
         scores = (target_log_true_class(target, cands, labels) - scale * log_ref
                   + math.log(cfg.prior / (1.0 - cfg.prior)))
         return AttackScores(scores, threshold=0.0, notes=(
             f"BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= {cfg.ref_epochs} "
-            f"epochs), scale a={scale:g}, prior {cfg.prior:g}; log-odds, threshold 0 = "
+            f"epochs), scale a={scale:g}{how}, prior {cfg.prior:g}; log-odds, threshold 0 = "
             "posterior membership probability 1/2", refs.training_note))

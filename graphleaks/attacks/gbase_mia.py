@@ -19,7 +19,12 @@ membership probabilities (``sampling="base"``, the paper's practical choice); th
 population nodes are known non-members and never enter a mask.
 
 The references are BASE's (:mod:`graphleaks.attacks.base_mia`): trained offline on halves of
-the population, or online on halves of ``population ∪ candidates``.
+the population, or online on halves of ``population ∪ candidates``. With ``tune_scale`` the
+offline ``a`` is chosen as the authors' audit chooses it, by the AUC of G-BASE itself against
+reference 0 as a simulated target (:mod:`graphleaks.attacks._references`): its candidates are
+population nodes (at most ``len(candidates)``), its masks come from zero-hop BASE with BASE's
+tuned ``a``, each node is scored with the references 2..K−1 it is OUT of, and the chosen
+``a`` then serves both the score and the zero-hop sampler (one factor, as in their code).
 
 Threat model: the target is queried on subgraphs the adversary submits
 (``FEATURE_QUERIES``: it needs the model's loss on ``G_in`` and ``G_out``); the adversary
@@ -53,7 +58,11 @@ from graphleaks.attacks._references import (
     ReferenceConfig,
     References,
     log_mean_exp,
+    masked_log_mean_exp,
+    scale_fields,
+    simulated_offline,
     train_references,
+    tune_scale,
 )
 from graphleaks.attacks.base import (
     Attack,
@@ -63,6 +72,7 @@ from graphleaks.attacks.base import (
     TargetView,
     Task,
 )
+from graphleaks.attacks.base_mia import simulated_base_scale
 from graphleaks.attacks.lira_mia import LiRAMIA
 from graphleaks.seeding import Rngs
 
@@ -82,6 +92,8 @@ class GBASEMIAConfig(ReferenceConfig):
         frac: Inclusion probability of each node under ``random`` sampling.
         num_samples: Sampled membership masks (the expectation's Monte Carlo size).
         chunk: Candidates evaluated in one batched forward pass.
+        tune_scale: Offline with 3 or more references only: choose ``a`` by G-BASE's AUC on
+            a simulated target, as the authors' audit does; ``offline_scale`` is then unused.
     """
 
     offline_scale: float = field(default=0.7, metadata={"range": (0.0, 1.0)})
@@ -90,6 +102,7 @@ class GBASEMIAConfig(ReferenceConfig):
     frac: float = field(default=0.5, metadata={"range": (0.0, 1.0)})
     num_samples: int = field(default=4, metadata={"range": (1, 10_000)})
     chunk: int = field(default=64, metadata={"range": (1, 100_000)})
+    tune_scale: bool = False
 
 
 def ball(adj: sp.csr_matrix, allowed: np.ndarray, v: int, hops: int) -> np.ndarray:
@@ -154,6 +167,38 @@ def loss_gaps(model: Model, x: torch.Tensor, y: torch.Tensor, nodes: np.ndarray,
     return (per_graph[1::2] - per_graph[0::2]).numpy()
 
 
+def sampled_gaps(models: list[Model], x: torch.Tensor, y: torch.Tensor, adj: sp.csr_matrix,
+                 incl: np.ndarray, nodes: np.ndarray, *, hops: int, num_samples: int,
+                 chunk: int, rng: np.random.Generator) -> np.ndarray:
+    """``[num_samples, len(models), len(nodes)]``: Δ of every node under every model, for
+    membership masks drawn with per-node probabilities ``incl`` (one mask per sample)."""
+    out = np.empty((num_samples, len(models), len(nodes)))
+    for s in range(num_samples):
+        mask = rng.random(len(incl)) < incl
+        for lo in range(0, len(nodes), chunk):
+            part = nodes[lo:lo + chunk]
+            balls = [ball(adj, mask, int(v), hops) for v in part]
+            union, gid, uei = batched_pairs(adj, balls)
+            out[s, :, lo:lo + len(part)] = np.stack(
+                [loss_gaps(m, x, y, union, gid, uei, len(part)) for m in models])
+    return out
+
+
+def expected_log_odds(samples: np.ndarray) -> np.ndarray:
+    """``logit E[σ(s)]`` over the first axis, in log space so confident nodes stay ranked."""
+    log_in = log_mean_exp(-np.logaddexp(0.0, -samples), 0)
+    log_out = log_mean_exp(-np.logaddexp(0.0, samples), 0)
+    return log_in - log_out
+
+
+@torch.no_grad()
+def zero_hop_log_true_class(model: Model, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """Log posterior of every node's label under ``model`` with no edges (a 0-hop query)."""
+    empty = torch.empty(2, 0, dtype=torch.long)
+    return (torch.log_softmax(model(x, empty).double(), 1).gather(1, y.view(-1, 1)).view(-1)
+            .numpy())
+
+
 class GBASEMIA(Attack):
     """G-BASE with Monte Carlo membership masks, see the module docstring."""
 
@@ -167,10 +212,8 @@ class GBASEMIA(Attack):
 
     def unused_fields(self) -> dict[str, str]:
         """Fields the variant and sampling do not read (recorded None, refused if set)."""
-        out: dict[str, str] = {}
-        if self.config.variant == "online":
-            out["offline_scale"] = ("the online variant scales by 1; offline_scale is the "
-                                    "offline variant's")
+        cfg = self.config
+        out = scale_fields(cfg.variant, cfg.num_references, cfg.tune_scale)
         if self.config.sampling != "random":
             out["frac"] = "frac is the inclusion probability of sampling='random' only"
         return out
@@ -190,29 +233,59 @@ class GBASEMIA(Attack):
         adj = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0].numpy(), ei[1].numpy())),
                             shape=(n, n))
         adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
-        incl = self._inclusion(target, refs, y, scale, log_prior)
         hops = 2 * (len(target.architecture().hidden) + 1)
+        how = ""
+        if "tune_scale" not in self.unused_fields() and cfg.tune_scale:
+            scale, sim_auc = self._tuned_scale(refs, y, adj, hops, log_prior, len(cands),
+                                               rngs.child("tune").numpy)
+            how = f" (tuned: simulated-target AUC {sim_auc:.3f})"
+        incl = self._inclusion(target, refs, y, scale, log_prior)
         models: list[Model] = [target.query, *refs.models]
-        rng = rngs.child("masks").numpy
-        samples = np.empty((cfg.num_samples, len(cands)))
-        for s in range(cfg.num_samples):
-            mask = rng.random(n) < incl
-            for lo in range(0, len(cands), cfg.chunk):
-                part = cands[lo:lo + cfg.chunk]
-                balls = [ball(adj, mask, int(v), hops) for v in part]
-                nodes, gid, uei = batched_pairs(adj, balls)
-                gaps = np.stack([loss_gaps(m, refs.x, y, nodes, gid, uei, len(part))
-                                 for m in models])
-                samples[s, lo:lo + len(part)] = (gaps[0] - scale * log_mean_exp(gaps[1:], 0)
-                                                 + log_prior)
-        # logit of E[sigmoid(s)], computed in log space so confident nodes stay ranked.
-        log_in = log_mean_exp(-np.logaddexp(0.0, -samples), 0)
-        log_out = log_mean_exp(-np.logaddexp(0.0, samples), 0)
-        return AttackScores(log_in - log_out, threshold=0.0, notes=(
+        gaps = sampled_gaps(models, refs.x, y, adj, incl, cands, hops=hops,
+                            num_samples=cfg.num_samples, chunk=cfg.chunk,
+                            rng=rngs.child("masks").numpy)
+        samples = gaps[:, 0] - scale * log_mean_exp(gaps[:, 1:], 1) + log_prior
+        return AttackScores(expected_log_odds(samples), threshold=0.0, notes=(
             f"G-BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= "
             f"{cfg.ref_epochs} epochs), {cfg.num_samples} '{cfg.sampling}' membership masks, "
-            f"{hops}-hop balls, scale a={scale:g}; target queried on submitted subgraphs",
+            f"{hops}-hop balls, scale a={scale:g}{how}; target queried on submitted subgraphs",
             refs.training_note))
+
+    def _tuned_scale(self, refs: References, y: torch.Tensor, adj: sp.csr_matrix, hops: int,
+                     log_prior: float, size: int, rng: np.random.Generator
+                     ) -> tuple[float, float]:
+        """G-BASE's offline ``a`` by its AUC on reference 0 as a simulated target.
+
+        Returns:
+            The chosen ``a`` and its simulated AUC.
+        """
+        cfg = self.config
+        pop = refs.population
+        nodes = np.sort(rng.choice(pop, min(size, len(pop)), replace=False))
+        members, out = simulated_offline(refs, nodes)
+        keep = out.any(0)
+        nodes, members, out = nodes[keep], members[keep], out[:, keep]
+        sim_target, sim_refs = refs.models[0], list(refs.models[2:])
+        # The simulated target trained on population nodes only: nothing else enters a mask.
+        incl = np.zeros(len(y))
+        if cfg.sampling == "random":
+            incl[pop] = cfg.frac
+        else:
+            a0, _ = simulated_base_scale(refs)
+            lt = zero_hop_log_true_class(sim_target, refs.x, y)[pop]
+            lr = np.stack([zero_hop_log_true_class(m, refs.x, y)[pop] for m in sim_refs])
+            _, pop_out = simulated_offline(refs, pop)
+            has = pop_out.any(0)
+            s0 = lt - a0 * np.where(has, masked_log_mean_exp(lr, pop_out), 0.0) + log_prior
+            incl[pop] = np.where(has, 1.0 / (1.0 + np.exp(-s0)), 0.5)
+        gaps = sampled_gaps([sim_target, *sim_refs], refs.x, y, adj, incl, nodes, hops=hops,
+                            num_samples=cfg.num_samples, chunk=cfg.chunk, rng=rng)
+        lme = np.stack([masked_log_mean_exp(g[1:], out) for g in gaps])
+
+        def score_at(a: float) -> np.ndarray:
+            return expected_log_odds(gaps[:, 0] - a * lme + log_prior)
+
+        return tune_scale(score_at, members.astype(np.int64))
 
     def _inclusion(self, target: TargetView, refs: References, y: torch.Tensor, scale: float,
                    log_prior: float) -> np.ndarray:

@@ -22,16 +22,44 @@ correctly and v ≥ i]) and ``H_i = Σ_{l≥i} (r−l)·p_l/m`` (the same for a 
 ``R_i − R_{i+1} = i/(r−i)·(H_i − H_{i+1})`` and ``R_0 + H_0 = r/m``. Flipping one canary's coin
 turns "this guess is right and v ≥ i+1" into "this guess is wrong and v ≥ i" for the same
 output event, so f-DP with convexity of ``F(x) = f(1−x)`` (for GDP ``F(x) = Φ(Φ⁻¹(x) − μ)``)
-gives ``H_i ≥ max(H_{i+1}, F(R_{i+1}))``. If ``P[v ≥ c] ≥ τ``, the mass τ is placed where it
-demands least, all at exactly ``c`` correct (``r_c = τ·c/m, h_c = τ·(r−c)/m``; the tests check
-this against random placements on ``c..r``), and the smallest sequence obeying the constraints
-goes down ``h_i = max(h_{i+1}, F(r_{i+1}))``, ``r_i = r_{i+1} + i/(r−i)·(h_i − h_{i+1})``. Any
-true sequence is at least as large term by term (Abel summation, ``i/(r−i)`` increasing), so
-if this one ends with ``r_0 + h_0 > r/m`` the hypothesis "μ-GDP and P[v ≥ c] ≥ τ" is
-impossible: observing ``c`` correct guesses rejects μ-GDP at level τ. The audited μ is the
-largest rejected μ at ``τ = 1 − confidence`` (rejection is monotone in μ, so a bisection finds
-it); ``OneRunBound.mu_method`` names this analysis. The older, looser route (μ-GDP ⇒
-(ε, δ_μ(ε))-DP on an ε grid, Steinke et al.'s test, Bonferroni) stays as
+gives ``H_i ≥ max(H_{i+1}, F(R_{i+1}))`` for ``i < r``.
+
+The test. Suppose ``T = P[v ≥ c] ≥ τ``. Start the smallest sequence with all of τ at exactly
+``c`` correct, ``r_c = τ·c/m, h_c = τ·(r−c)/m``, and go down greedily,
+``h_i = max(h_{i+1}, F(r_{i+1}))``, ``r_i = r_{i+1} + κ_i·(h_i − h_{i+1})`` with
+``κ_i = i/(r−i)`` (increasing in ``i``). If ``r_0 + h_0 > r/m`` the hypothesis "μ-GDP and
+``P[v ≥ c] ≥ τ``" is impossible, so observing ``c`` correct guesses rejects μ-GDP at level τ.
+
+Proof that every true sequence ends at least as high, ``R_0 + H_0 ≥ r_0 + h_0`` (this covers
+both the descent and the start: no placement of the mass on ``c..r`` demands less). Write
+``E_j(κ) = (R_j − r_j) − κ·(H_j − h_j)``, linear in κ. Claim: for ``j = c, …, 0``,
+``E_j(κ) ≥ 0`` for every ``κ ∈ [−1, κ_{j−1}]`` (take ``κ_{−1} = 0``); by linearity it
+suffices to check ``κ = −1`` (the totals: ``R_j + H_j ≥ r_j + h_j``) and ``κ = κ_{j−1}``;
+``κ = 0`` (``R_j ≥ r_j``) lies in between.
+
+* Start, ``j = c``. Let ``S = Σ_{l≥c} (l−c)·p_l/m ≥ 0``. Then ``R_c − r_c = c(T−τ)/m + S``
+  and ``H_c − h_c = (r−c)(T−τ)/m − S``. At κ = −1 the sum is ``r(T−τ)/m ≥ 0``. At
+  ``κ = κ_{c−1} = (c−1)/(r−c+1)``, ``κ·(r−c) ≤ c − 1 < c`` and ``−κ·S ≥ −S``, so
+  ``E_c(κ) ≥ (c − κ(r−c))(T−τ)/m + (1+κ)·S ≥ 0``.
+* Step ``i+1 → i`` when the greedy step is still (``h_i = h_{i+1}``, ``r_i = r_{i+1}``):
+  the true sequence only grows (``R_i ≥ R_{i+1}``, ``H_i ≥ H_{i+1}``), so the totals keep
+  ``E_i(−1) ≥ E_{i+1}(−1) ≥ 0``; and with ``X = H_{i+1} − h_{i+1}``,
+  ``E_i(κ_{i−1}) = (R_{i+1} − r_{i+1}) − κ_{i−1}·X + (κ_i − κ_{i−1})(H_i − H_{i+1})
+  ≥ max(0, κ_i·X) − κ_{i−1}·X ≥ 0``, using ``E_{i+1}(0) ≥ 0``, ``E_{i+1}(κ_i) ≥ 0`` and
+  ``0 ≤ κ_{i−1} ≤ κ_i``.
+* Step when the greedy step moves (``h_i = F(r_{i+1}) > h_{i+1}``): since
+  ``R_{i+1} ≥ r_{i+1}`` (``E_{i+1}(0) ≥ 0``) and ``F`` is increasing,
+  ``H_i ≥ F(R_{i+1}) ≥ h_i``. The recursions give
+  ``E_i(κ) = E_{i+1}(κ_i) + (κ_i − κ)(H_i − h_i)``, which is ``≥ 0`` for every ``κ ≤ κ_i``,
+  in particular on ``[−1, κ_{i−1}]``.
+
+At ``j = 0``, ``E_0(−1) ≥ 0`` is the claim; with ``R_0 + H_0 = r/m`` it shows the test is
+sound. The tests still check the start numerically (random placements of the mass on
+``c..r``, and a no-shortcut reference).
+
+The audited μ is the largest rejected μ at ``τ = 1 − confidence`` (rejection is monotone in μ,
+so a bisection finds it); ``OneRunBound.mu_method`` names this analysis. The older, looser
+route (μ-GDP ⇒ (ε, δ_μ(ε))-DP on an ε grid, Steinke et al.'s test, Bonferroni) stays as
 :func:`one_run_mu_grid` for comparison only.
 """
 

@@ -153,3 +153,20 @@ def test_scores_equal_per_part_slicing(trained_target, monkeypatch):
     monkeypatch.setattr(gbase, "batched_pairs", _sliced_pairs)
     old = run_attack(attack, trained_target, seed=3).scores
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-9)
+
+
+def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
+    """G-BASE's tune_scale only chooses a (from its own simulated AUC): with the same
+    references and masks the scores are G-BASE's at that a, for the score and the sampler."""
+    import re
+
+    from graphleaks.attacks._references import SCALE_GRID
+    from graphleaks.attacks.harness import run_attack
+
+    kw = {"num_references": 4, "ref_epochs": 20, "num_samples": 2}
+    tuned = run_attack(GBASEMIA(tune_scale=True, **kw), trained_target, seed=0)
+    note = next(n for n in tuned.notes if "tuned" in n)
+    a = float(re.search(r"scale a=([0-9.]+) \(tuned", note).group(1))
+    assert a in SCALE_GRID
+    fixed = run_attack(GBASEMIA(offline_scale=a, **kw), trained_target, seed=0)
+    np.testing.assert_allclose(tuned.scores, fixed.scores)
