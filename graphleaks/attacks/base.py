@@ -40,6 +40,7 @@ from graphleaks.threat import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks._references import ReferencePool
     from graphleaks.attacks._shadow import KnownMechanism, ShadowPool
     from graphleaks.attacks.capabilities import Capability
 
@@ -57,6 +58,8 @@ class TargetView:
         attack: Name used in error messages.
         shadows: The audit run's shared shadow models
             (:class:`graphleaks.attacks._shadow.ShadowPool`), or None outside an audit.
+        references: The audit run's shared offline reference models
+            (:class:`graphleaks.attacks._references.ReferencePool`), or None outside an audit.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class TargetView:
         view: str = "target",
         attack: str = "attack",
         shadows: ShadowPool | None = None,
+        references: ReferencePool | None = None,
     ) -> None:
         if view not in GRAPH_VIEWS:
             raise InvalidConfigError(
@@ -79,6 +83,7 @@ class TargetView:
         self.view = view
         self._attack = attack
         self.shadows = shadows
+        self.references = references
 
     def require(self, *outputs: Output) -> None:
         """Raise :class:`CapabilityError` unless every output is granted."""

@@ -249,7 +249,7 @@ class GBASEMIA(Attack):
             f"G-BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= "
             f"{cfg.ref_epochs} epochs), {cfg.num_samples} '{cfg.sampling}' membership masks, "
             f"{hops}-hop balls, scale a={scale:g}{how}; target queried on submitted subgraphs",
-            refs.training_note))
+            *refs.notes))
 
     def _tuned_scale(self, refs: References, y: torch.Tensor, adj: sp.csr_matrix, hops: int,
                      log_prior: float, size: int, rng: np.random.Generator

@@ -53,6 +53,7 @@ from graphleaks.attacks.base import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks._references import ReferencePool
     from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.target import TrainedTarget
@@ -422,6 +423,7 @@ def run_attack(
     exposed: frozenset[Output] = ALL_OUTPUTS,
     defense_aware: bool = True,
     shadows: ShadowPool | None = None,
+    references: ReferencePool | None = None,
 ) -> AttackResult:
     """Run ``attack`` against ``target`` under the attack's own threat model.
 
@@ -439,13 +441,16 @@ def run_attack(
             clean data. Recorded in the result's threat model.
         shadows: The audit's shared shadow models (see
             :class:`graphleaks.attacks._shadow.ShadowPool`); None trains the attack's own.
+        references: The audit's shared offline reference models (see
+            :class:`graphleaks.attacks._references.ReferencePool`); None trains the attack's
+            own.
     """
     if challenge is None:
         challenge = sample_challenge(attack, target, seed=derive_seed(seed, "challenge"))
     threat_model = dataclasses.replace(attack.threat_model,
                                        defense_knowledge=bool(defense_aware))
     tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name,
-                    shadows=shadows)
+                    shadows=shadows, references=references)
     return score_labelled(attack, tv, challenge, seed=derive_seed(seed, "attack", attack.name))
 
 
