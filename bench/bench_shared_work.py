@@ -1,4 +1,4 @@
-"""Issue 14 (14b): CPU of target training, G-BASE and the shadow-model attacks on a CSBM.
+"""Issue 14 (14b, 14c): CPU of target training and the shadow/reference-sharing attacks on a CSBM.
 
 Adapted from the issue's per-attack profile script: one thread, a CSBM of SIZE nodes
 (``csbm(size, 4 classes, 32 features, avg degree 10, seed 0)``), a GCN target trained with
@@ -12,6 +12,12 @@ Usage::
 
     OMP_NUM_THREADS=1 nice python bench/bench_shared_work.py 100000 \\
         --attacks gbase_mia confidence_mia shadow_mia --joint confidence_mia shadow_mia
+
+The reference-model attacks (14c: RMIA, BASE and G-BASE share the audit's offline references,
+two per attack at the standard suite's budgets, one pair for the three)::
+
+    OMP_NUM_THREADS=1 nice python bench/bench_shared_work.py 100000 \\
+        --joint rmia_mia base_mia gbase_mia
 """
 
 from __future__ import annotations

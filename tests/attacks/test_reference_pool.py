@@ -143,3 +143,17 @@ def test_online_references_are_never_pooled(trained_target, monkeypatch, attack)
     report = run_audit(trained_target, [attack], seed=0, n_bootstrap=20,
                        suite=Suite("t", 20, overrides, "test"))
     assert not any("shared within the audit" in n for n in report.attacks[0].notes)
+
+
+def test_tuned_scale_with_pooled_odd_budget(trained_target, monkeypatch):
+    from graphleaks.audit.suite import Suite
+
+    calls = _counting(monkeypatch)
+    cfg = {"num_references": 3, "ref_epochs": 3, "tune_scale": True}
+    suite = Suite("t", 20, {"base_mia": cfg, "gbase_mia": {**cfg, "num_samples": 2}}, "test")
+    joint = run_audit(trained_target, ["base_mia", "gbase_mia"], seed=0, suite=suite)
+    # pair 0 and pair 1's first half, shared: 3 trainings for both attacks
+    assert len(calls) == 3
+    for report in joint.attacks:
+        assert any("tuned: simulated-target AUC" in n for n in report.notes), report.notes
+        assert any("shared within the audit" in n for n in report.notes)
