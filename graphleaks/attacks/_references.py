@@ -9,6 +9,11 @@ regimes, and evaluates them in the target's query graph (attacks.md §1.7):
 * **online**: references train on paired complementary halves of ``population ∪ candidates``,
   so each candidate is IN exactly half of them (which needs the candidates' labels).
 
+Within one audit, offline references come from the run's :class:`ReferencePool`, so RMIA, BASE
+and G-BASE share each model; outside an audit every attack trains its own. LiRA keeps its own
+offline references: they train on the population graph itself (not the query graph's features
+and edges restricted to the population) and the suites give them other epoch caps.
+
 The offline BASE and G-BASE scale ``a`` can be tuned as the authors' audit does
 (``mia_audit.tune_attack_hyperparams`` in ``MarcusLassila/MIA-audit-GNN``, which sets it
 whenever the configuration does not): reference 0 plays a simulated target whose members the
