@@ -11,8 +11,9 @@ regimes, and evaluates them in the target's query graph (attacks.md §1.7):
 
 Within one audit, offline references come from the run's :class:`ReferencePool`, so RMIA, BASE
 and G-BASE share each model; outside an audit every attack trains its own. LiRA keeps its own
-offline references: they train on the population graph itself (not the query graph's features
-and edges restricted to the population) and the suites give them other epoch caps.
+offline references: the quick and standard suites cap them at other epochs (15 and 30, not 50),
+so no model would be shared there, and its plain references train on the clean population
+graph, not on the served features and query edges restricted to the population.
 
 The offline BASE and G-BASE scale ``a`` can be tuned as the authors' audit does
 (``mia_audit.tune_attack_hyperparams`` in ``MarcusLassila/MIA-audit-GNN``, which sets it
