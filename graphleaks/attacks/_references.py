@@ -9,6 +9,12 @@ regimes, and evaluates them in the target's query graph (attacks.md §1.7):
 * **online**: references train on paired complementary halves of ``population ∪ candidates``,
   so each candidate is IN exactly half of them (which needs the candidates' labels).
 
+Within one audit, offline references come from the run's :class:`ReferencePool`, so RMIA, BASE
+and G-BASE share each model; outside an audit every attack trains its own. LiRA keeps its own
+offline references: the quick and standard suites cap them at other epochs (15 and 30, not 50),
+so no model would be shared there, and its plain references train on the clean population
+graph, not on the served features and query edges restricted to the population.
+
 The offline BASE and G-BASE scale ``a`` can be tuned as the authors' audit does
 (``mia_audit.tune_attack_hyperparams`` in ``MarcusLassila/MIA-audit-GNN``, which sets it
 whenever the configuration does not): reference 0 plays a simulated target whose members the
@@ -20,18 +26,22 @@ with optuna, a grid is the deterministic equivalent).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
+from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
-from graphleaks.attacks._shadow import mechanism_note, train_on_nodes
+from graphleaks.attacks._shadow import KnownMechanism, mechanism_note, train_on_nodes
 from graphleaks.attacks.base import TargetView
 from graphleaks.attacks.lira_mia import _paired_halves
 from graphleaks.errors import InvalidConfigError
+from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.seeding import Rngs, derive_seed
 
 
@@ -74,6 +84,7 @@ class References:
         edges: Edges of the query graph.
         labels: Labels the adversary knows (population and candidates), indexed globally.
         training_note: How the references were trained (for the attack's notes).
+        shared_note: Set when the references came from the audit's :class:`ReferencePool`.
     """
 
     models: tuple[nn.Module, ...]
@@ -83,6 +94,12 @@ class References:
     edges: torch.Tensor
     labels: torch.Tensor
     training_note: str = ""
+    shared_note: str | None = None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes an attack adds about its references (training, and sharing if pooled)."""
+        return (self.training_note,) + (() if self.shared_note is None else (self.shared_note,))
 
     def inside(self, nodes: np.ndarray) -> np.ndarray:
         """``[num_refs, len(nodes)]`` mask: whether each reference trained on each node."""
@@ -128,30 +145,128 @@ def train_references(
     # they stay defense-unaware, as LiRA's online references do.
     mechanism = None if online else target.mechanism()
     name = getattr(population, "name", None) if "name" in population else None
+    sources = _Sources(population, aux, x, edges, labels, spec, target.num_classes, mechanism,
+                       name, max_epochs, target.num_nodes)
+    note = mechanism_note(mechanism, "reference models")
+    pool = target.references
+    if pool is not None and not online:
+        # offline references depend on nothing of the candidates: the audit's pool trains
+        # each once for every attack (online ones train on candidates and are never pooled)
+        models, members = pool.get(sources, num)
+        return References(models=models, members=members, population=aux, x=x, edges=edges,
+                          labels=labels, training_note=note, shared_note=SHARED_NOTE)
     halves = _paired_halves(len(universe), num, rngs.child("references").numpy)
-    models, members = [], []
-    for i, local in enumerate(halves):
-        nodes = universe[local]
-        seed = derive_seed(rngs.seed, "reference", i)
-        if mechanism is not None:
+    trained = [sources.train(universe[local], local, derive_seed(rngs.seed, "reference", i))
+               for i, local in enumerate(halves)]
+    return References(models=tuple(trained), members=tuple(universe[h] for h in halves),
+                      population=aux, x=x, edges=edges, labels=labels, training_note=note)
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """Everything one offline or online reference is trained from, but its members and seed."""
+
+    population: Data
+    aux: np.ndarray
+    x: torch.Tensor
+    edges: torch.Tensor
+    labels: torch.Tensor
+    spec: ArchitectureSpec
+    num_classes: int
+    mechanism: KnownMechanism | None
+    name: str | None
+    max_epochs: int
+    num_nodes: int
+
+    def train(self, nodes: np.ndarray, local: np.ndarray, seed: int) -> nn.Module:
+        """A reference on global ``nodes`` (``local``: their positions in the universe)."""
+        if self.mechanism is not None:
             pidx = torch.as_tensor(local, dtype=torch.long)  # offline: universe is the population
-            ei, _ = subgraph(pidx, population.edge_index, relabel_nodes=True,
-                             num_nodes=population.num_nodes)
-            models.append(train_on_nodes(population.x[pidx], ei, population.y[pidx],
-                                         np.arange(len(nodes)), spec, target.num_classes,
-                                         max_epochs=max_epochs, seed=seed, mechanism=mechanism,
-                                         name=name))
-        else:
-            idx = torch.as_tensor(nodes, dtype=torch.long)
-            # Each reference sees only its members' induced subgraph, as the inductive target
-            # does.
-            ei, _ = subgraph(idx, edges, relabel_nodes=True, num_nodes=target.num_nodes)
-            models.append(train_on_nodes(x[idx], ei, labels[idx], np.arange(len(nodes)), spec,
-                                         target.num_classes, max_epochs=max_epochs, seed=seed))
-        members.append(nodes)
-    return References(models=tuple(models), members=tuple(members), population=aux, x=x,
-                      edges=edges, labels=labels,
-                      training_note=mechanism_note(mechanism, "reference models"))
+            ei, _ = subgraph(pidx, self.population.edge_index, relabel_nodes=True,
+                             num_nodes=self.population.num_nodes)
+            return train_on_nodes(self.population.x[pidx], ei, self.population.y[pidx],
+                                  np.arange(len(nodes)), self.spec, self.num_classes,
+                                  max_epochs=self.max_epochs, seed=seed,
+                                  mechanism=self.mechanism, name=self.name)
+        idx = torch.as_tensor(nodes, dtype=torch.long)
+        # Each reference sees only its members' induced subgraph, as the inductive target does.
+        ei, _ = subgraph(idx, self.edges, relabel_nodes=True, num_nodes=self.num_nodes)
+        return train_on_nodes(self.x[idx], ei, self.labels[idx], np.arange(len(nodes)),
+                              self.spec, self.num_classes, max_epochs=self.max_epochs,
+                              seed=seed)
+
+    def key(self) -> tuple[Any, ...]:
+        """Everything that determines an offline reference but its pair index."""
+        from graphleaks.data.graph import fingerprint
+
+        h = hashlib.sha256()
+        # the aux ids, the query graph's features and edges the references train in
+        for arr in (self.aux, self.x.detach().contiguous().numpy(),
+                    self.edges.detach().contiguous().numpy(),
+                    self.labels[torch.as_tensor(self.aux)].numpy()):
+            h.update(f"{arr.dtype}:{arr.shape}".encode())
+            h.update(np.ascontiguousarray(arr).tobytes())
+        mech = self.mechanism
+        return (fingerprint(self.population), self.population.num_nodes, self.name,
+                h.hexdigest()[:16],
+                None if mech is None else (mech.defense, repr(sorted(mech.config.items()))),
+                repr(self.spec), self.num_classes, self.max_epochs)
+
+
+SHARED_NOTE = ("offline reference models shared within the audit: pair j's complementary "
+               "halves and seeds come from the audit's reference stream, each model trained "
+               "once for every attack with the same reference configuration")
+
+
+class ReferencePool:
+    """Offline reference models shared by the attacks of one audit run (owned by the run).
+
+    RMIA, BASE and G-BASE train offline references with :func:`train_references` on halves
+    of the same population; each used to draw its halves and seeds from its own attack seed,
+    so one audit trained the same kind of model once per attack. In a pool, pair ``j``'s two
+    complementary halves come from ``derive_seed(pool seed, "pair", j)`` and reference ``i``
+    (half ``i % 2`` of pair ``i // 2``) trains on seed ``derive_seed(pool seed, "reference",
+    i)``, once per key of everything that determines it (see :meth:`_Sources.key`). An attack
+    with ``num_references = 2k`` uses pairs ``0..k-1``; an odd budget ``2k + 1`` adds pair
+    ``k``'s first half only. References 0 and 1 are always complementary halves, as BASE and
+    G-BASE's simulated-target tuning requires. Seeds do not depend on which attacks run, so
+    an attack's result is the same alone as beside others.
+
+    Args:
+        seed: Seed of the pool's reference stream.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
+        self._models: dict[tuple[Any, ...], tuple[nn.Module, np.ndarray]] = {}
+        self.trained = 0
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def halves(self, n: int, pair: int) -> tuple[np.ndarray, np.ndarray]:
+        """Pair ``pair``'s complementary halves of ``range(n)`` (sorted local positions)."""
+        perm = np.random.default_rng(derive_seed(self.seed, "pair", pair)).permutation(n)
+        return np.sort(perm[: n // 2]), np.sort(perm[n // 2:])
+
+    def get(self, sources: _Sources, num: int
+            ) -> tuple[tuple[nn.Module, ...], tuple[np.ndarray, ...]]:
+        """References ``0..num-1`` for this configuration, each trained on first use."""
+        base = sources.key()
+        models, members = [], []
+        for i in range(num):
+            key = (*base, i)
+            if key not in self._models:
+                local = self.halves(len(sources.aux), i // 2)[i % 2]
+                nodes = sources.aux[local]
+                self._models[key] = (sources.train(nodes, local,
+                                                   derive_seed(self.seed, "reference", i)),
+                                     nodes)
+                self.trained += 1
+            model, nodes = self._models[key]
+            models.append(model)
+            members.append(nodes)
+        return tuple(models), tuple(members)
 
 
 def target_log_true_class(target: TargetView, nodes: np.ndarray,

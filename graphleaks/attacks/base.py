@@ -40,7 +40,8 @@ from graphleaks.threat import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphleaks.attacks._shadow import KnownMechanism
+    from graphleaks.attacks._references import ReferencePool
+    from graphleaks.attacks._shadow import KnownMechanism, ShadowPool
     from graphleaks.attacks.capabilities import Capability
 
 
@@ -55,6 +56,10 @@ class TargetView:
         exposed: What the deployment exposes at all (a bundle may expose only labels).
         view: The graph view queries are evaluated in (see :class:`TrainedTarget`).
         attack: Name used in error messages.
+        shadows: The audit run's shared shadow models
+            (:class:`graphleaks.attacks._shadow.ShadowPool`), or None outside an audit.
+        references: The audit run's shared offline reference models
+            (:class:`graphleaks.attacks._references.ReferencePool`), or None outside an audit.
     """
 
     def __init__(
@@ -65,6 +70,8 @@ class TargetView:
         exposed: frozenset[Output] = ALL_OUTPUTS,
         view: str = "target",
         attack: str = "attack",
+        shadows: ShadowPool | None = None,
+        references: ReferencePool | None = None,
     ) -> None:
         if view not in GRAPH_VIEWS:
             raise InvalidConfigError(
@@ -75,6 +82,8 @@ class TargetView:
         self.outputs = frozenset(threat_model.outputs) & frozenset(exposed)
         self.view = view
         self._attack = attack
+        self.shadows = shadows
+        self.references = references
 
     def require(self, *outputs: Output) -> None:
         """Raise :class:`CapabilityError` unless every output is granted."""

@@ -127,4 +127,4 @@ class BASEMIA(Attack):
         return AttackScores(scores, threshold=0.0, notes=(
             f"BASE {cfg.variant}, {cfg.num_references} reference model(s) (<= {cfg.ref_epochs} "
             f"epochs), scale a={scale:g}{how}, prior {cfg.prior:g}; log-odds, threshold 0 = "
-            "posterior membership probability 1/2", refs.training_note))
+            "posterior membership probability 1/2", *refs.notes))

@@ -15,7 +15,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,10 @@ from graphleaks.attacks.base import (
     TargetView,
     Task,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks._references import ReferencePool
+    from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import derive_seed
@@ -418,6 +422,8 @@ def run_attack(
     view: str = "target",
     exposed: frozenset[Output] = ALL_OUTPUTS,
     defense_aware: bool = True,
+    shadows: ShadowPool | None = None,
+    references: ReferencePool | None = None,
 ) -> AttackResult:
     """Run ``attack`` against ``target`` under the attack's own threat model.
 
@@ -433,12 +439,18 @@ def run_attack(
         defense_aware: Whether the adversary knows the target's defense (the default,
             Kerckhoffs's principle); False trains its shadow/reference models as plain GNNs on
             clean data. Recorded in the result's threat model.
+        shadows: The audit's shared shadow models (see
+            :class:`graphleaks.attacks._shadow.ShadowPool`); None trains the attack's own.
+        references: The audit's shared offline reference models (see
+            :class:`graphleaks.attacks._references.ReferencePool`); None trains the attack's
+            own.
     """
     if challenge is None:
         challenge = sample_challenge(attack, target, seed=derive_seed(seed, "challenge"))
     threat_model = dataclasses.replace(attack.threat_model,
                                        defense_knowledge=bool(defense_aware))
-    tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name)
+    tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name,
+                    shadows=shadows, references=references)
     return score_labelled(attack, tv, challenge, seed=derive_seed(seed, "attack", attack.name))
 
 

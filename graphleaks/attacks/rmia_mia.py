@@ -136,4 +136,4 @@ class RMIAMIA(Attack):
             f"RMIA {cfg.variant}, {cfg.num_references} reference model(s) (<= {cfg.ref_epochs} "
             f"epochs), {int(usable.sum())} population nodes z, gamma={cfg.gamma:g}"
             + (f", offline a={cfg.offline_a:g}" if not online else "")
-            + "; references queried in the target's query graph", refs.training_note))
+            + "; references queried in the target's query graph", *refs.notes))
