@@ -295,8 +295,11 @@ def masked_log_mean_exp(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     masked = np.where(mask, a, -np.inf)
     m = np.max(masked, axis=0)
     m = np.where(np.isfinite(m), m, 0.0)
+    count = mask.sum(0)
+    # A column with no reference would be log 0 − log 0 (NaN): it is -inf, as documented.
     with np.errstate(divide="ignore"):
-        return m + np.log(np.sum(np.exp(masked - m), axis=0)) - np.log(mask.sum(0))
+        total = np.log(np.sum(np.exp(masked - m), axis=0))
+    return np.where(count > 0, m + total - np.log(np.maximum(count, 1)), -np.inf)
 
 
 def simulated_offline(refs: References, nodes: np.ndarray

@@ -54,6 +54,20 @@ def test_masked_log_mean_exp_averages_only_the_masked_rows():
     np.testing.assert_allclose(masked_log_mean_exp(a, mask), np.log([2.0, 6.0]))
 
 
+def test_masked_log_mean_exp_is_minus_inf_without_a_reference():
+    """A column no reference may score is -inf, with no NaN and no warning."""
+    import warnings
+
+    from graphleaks.attacks._references import masked_log_mean_exp
+
+    a = np.log(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    mask = np.array([[True, False], [True, False]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = masked_log_mean_exp(a, mask)
+    assert got[0] == np.log(2.0) and got[1] == -np.inf
+
+
 def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
     """tune_scale only chooses a: with the same references the scores are BASE's at that a."""
     import re
