@@ -313,6 +313,14 @@ class NodePairsSpec:
             graph, as the original protocol samples).
         degree_low: Low end of the degree band for the degree-restricted samples.
         degree_high: High end of that band.
+        sampler: ``random`` (the original: ``n_nodes`` uniform nodes of the band),
+            ``edge_seeded`` (the endpoints of random private edges inside the band, then
+            uniform nodes of the band) or ``auto`` (``random`` when the random sample is
+            expected to hold at least
+            :data:`~graphleaks.attacks._pairs.AUTO_MIN_EXPECTED_POSITIVES` edges, else
+            ``edge_seeded``). The challenge's notes say which ran, with its counts.
+        seed_share: Share of an edge-seeded sample drawn as seed-edge endpoints
+            (``round(seed_share · n_nodes / 2)`` edges, at least 1).
     """
 
     task: ClassVar[Task] = Task.LINK
@@ -320,6 +328,8 @@ class NodePairsSpec:
     sample_type: str = "uniform"
     degree_low: int = 1
     degree_high: int = 1_000_000
+    sampler: str = "random"
+    seed_share: float = 0.5
 
 
 @dataclass(frozen=True)
