@@ -54,6 +54,7 @@ from graphleaks.attacks.base import (
     SubgraphPairsSpec,
     TargetView,
     Task,
+    walk_budget,
 )
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.target import TrainedTarget
@@ -354,14 +355,30 @@ def split_known(
 def release_embeddings(target: TrainedTarget, release: EmbeddingRelease,
                        seed: int) -> npt.NDArray[np.float32]:
     """What the data holder publishes: DeepWalk/node2vec vectors of the target's graph."""
+    return _release(target, release, seed)[0]
+
+
+def _release(target: TrainedTarget, release: EmbeddingRelease,
+             seed: int) -> tuple[npt.NDArray[np.float32], tuple[str, ...]]:
+    """The released vectors, and a note when the walk budget shortened the corpus."""
     from graphleaks.models.embeddings import DeepWalk, EmbedderConfig, Node2Vec
 
-    ecfg = EmbedderConfig(dimensions=release.dimensions, walk_length=release.walk_length,
-                          walks_per_node=release.walks_per_node, window=release.window,
+    g = target.graph
+    n = int(g.num_nodes)
+    walks, length = walk_budget(n, release.walks_per_node, release.walk_length,
+                                release.max_walk_tokens, window=release.window)
+    notes: tuple[str, ...] = ()
+    if (walks, length) != (release.walks_per_node, release.walk_length):
+        notes = (f"walk budget: the release ran walks_per_node={walks}, walk_length={length} "
+                 f"({n * walks * length:,} skip-gram tokens) instead of "
+                 f"{release.walks_per_node} x {release.walk_length} "
+                 f"({n * release.walks_per_node * release.walk_length:,}), to fit "
+                 f"max_walk_tokens={release.max_walk_tokens:,} over {n:,} nodes",)
+    ecfg = EmbedderConfig(dimensions=release.dimensions, walk_length=length,
+                          walks_per_node=walks, window=release.window,
                           epochs=release.epochs, p=release.p, q=release.q)
     cls = DeepWalk if release.embedder == "deepwalk" else Node2Vec
-    g = target.graph
-    return cls(ecfg).fit(g.edge_index, int(g.num_nodes), seed=seed).vectors
+    return cls(ecfg).fit(g.edge_index, n, seed=seed).vectors, notes
 
 
 def _sample_attribute(spec: AttributeSpec, target: TrainedTarget, seed: int,
@@ -375,16 +392,17 @@ def _sample_attribute(spec: AttributeSpec, target: TrainedTarget, seed: int,
     y = encode_attribute(raw)
     known, rest = split_known(n, spec.aux_frac, seed=seed)
     hints: dict[str, np.ndarray] = {"known_nodes": known, "train_labels": y[known]}
+    notes: tuple[str, ...] = ()
     if spec.released is not None:
         if spec.released.ndim != 2 or spec.released.shape[0] != n:
             raise DataError(f"released embeddings have shape {spec.released.shape}; "
                             f"expected [{n}, d]")
         hints["released_embeddings"] = spec.released
     elif spec.release is not None:
-        hints["released_embeddings"] = release_embeddings(target, spec.release,
-                                                          derive_seed(seed, "release"))
-    return LabelledChallenge(Challenge(task=Task.ATTRIBUTE, candidates=rest, hints=hints),
-                             y[rest])
+        hints["released_embeddings"], notes = _release(target, spec.release,
+                                                       derive_seed(seed, "release"))
+    return LabelledChallenge(Challenge(task=Task.ATTRIBUTE, candidates=rest, hints=hints,
+                                       notes=notes), y[rest])
 
 
 # ------------------------------------------------------------------------------- dispatch

@@ -47,6 +47,18 @@ class Suite:
         return {k: v for k, v in merged.items() if k in fields}
 
 
+# Scale rules. Each is a config field of the attack, so the report's config records it, and
+# the attack's notes give the value that ran whenever a rule changed anything.
+#
+# Attribute inference's simulated DeepWalk release costs about 5 µs of skip-gram per walk
+# token on one core (gensim, ~90 % of the attack): 5 walks × 20 steps per node is 60 s at
+# 100k nodes. Its corpus is capped at WALK_TOKENS tokens: walks per node are lowered first
+# (down to one walk from every node), then the walk length (down to 2 × window = 10). Cora
+# (2,708 × 100 = 0.27M tokens) and 10k-node graphs (1M) are under it, so their audits do
+# not move; a 100k-node graph runs 1 walk of 20 steps, a 1M-node graph 1 walk of 10 (the
+# floor, 10M tokens). ``thorough`` keeps the attack's own, uncapped, defaults.
+WALK_TOKENS = 2_000_000
+
 # LinkTeller's ``sampler="auto"`` keeps the paper's uniform node sample wherever it is
 # expected to hold at least two edges (Cora at 100 or 500 nodes, so Cora's default audit does
 # not move) and seeds the sample with random private edges on sparse graphs, where 100
@@ -61,7 +73,8 @@ SUITES: dict[str, Suite] = {
         "linkteller": {"n_nodes": 60, "sampler": "auto"},
         "graph_reconstruction": {"max_epochs": 100},
         "embedding_cluster_mia": {"ae_epochs": 50, "kmeans_init": 2},
-        "attribute_inference": {"walks_per_node": 3, "walk_length": 20},
+        "attribute_inference": {"walks_per_node": 3, "walk_length": 20,
+                                "max_walk_tokens": WALK_TOKENS},
     }, "smoke test: fewest models and queries, 200 bootstrap replicates"),
     "standard": Suite("standard", 1000, {
         "lira_mia": {"num_references": 2, "ref_epochs": 30},
@@ -69,7 +82,8 @@ SUITES: dict[str, Suite] = {
         "linkteller": {"n_nodes": 100, "sampler": "auto"},
         "graph_reconstruction": {"max_epochs": 200},
         "embedding_cluster_mia": {"ae_epochs": 100, "kmeans_init": 3},
-        "attribute_inference": {"walks_per_node": 5, "walk_length": 20},
+        "attribute_inference": {"walks_per_node": 5, "walk_length": 20,
+                                "max_walk_tokens": WALK_TOKENS},
     }, "the default: every applicable attack at budgets sized for ~30 s on Cora"),
     "thorough": Suite("thorough", 2000, {
         "lira_mia": {"num_references": 16},
