@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from graphleaks._arrays import unique_sorted
 from graphleaks.errors import DataError
 
 
@@ -25,8 +26,14 @@ def undirected_pairs(edge_index: torch.Tensor | np.ndarray) -> np.ndarray:
         return np.empty((0, 2), dtype=np.int64)
     u, v = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
     keep = u != v
-    pairs = np.unique(np.stack([u[keep], v[keep]], axis=1), axis=0)
-    return pairs.reshape(-1, 2)
+    u, v = u[keep], v[keep]
+    if len(u) == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    # One sort of int64 keys u·m + v gives the lexicographic order of a row-wise unique,
+    # without its cost on millions of edges.
+    m = np.int64(v.max()) + 1
+    keys = unique_sorted(u * m + v)
+    return np.stack([keys // m, keys % m], axis=1)
 
 
 def pair_keys(pairs: np.ndarray, num_nodes: int) -> np.ndarray:
@@ -38,7 +45,7 @@ def pair_keys(pairs: np.ndarray, num_nodes: int) -> np.ndarray:
 
 def edge_keys(edge_index: torch.Tensor | np.ndarray, num_nodes: int) -> np.ndarray:
     """Sorted unique keys of the undirected edges of ``edge_index``."""
-    return np.unique(pair_keys(undirected_pairs(edge_index), num_nodes))
+    return unique_sorted(pair_keys(undirected_pairs(edge_index), num_nodes))
 
 
 def contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -120,7 +127,7 @@ def balanced_pairs(
     pos = edges[rng.permutation(len(edges))]
     if max_positive is not None:
         pos = pos[:max_positive]
-    keys = np.unique(pair_keys(edges, num_nodes))
+    keys = unique_sorted(pair_keys(edges, num_nodes))
     neg = sample_non_edges(len(pos), num_nodes, keys, rng, exclude_keys=exclude_keys)
     return pos, neg
 
@@ -199,7 +206,7 @@ def edge_seeded_nodes(
                         f"pool has {len(pool)} nodes and {len(edges)} edges")
     k = max(1, min(seed_edges, n // 2, len(edges)))
     picked = edges[rng.choice(len(edges), k, replace=False)]
-    seeds = np.unique(picked)[:n]
+    seeds = unique_sorted(picked)[:n]
     rest = np.setdiff1d(pool, seeds, assume_unique=True)
     fill = rng.choice(rest, min(n - len(seeds), len(rest)), replace=False)
     return np.sort(np.concatenate([seeds, fill])), len(seeds)

@@ -43,6 +43,7 @@ import torch
 from torch import nn
 from torch_geometric.nn import GCNConv
 
+from graphleaks._arrays import unique_sorted
 from graphleaks.attacks._pairs import (
     pair_keys,
     sample_non_edges,
@@ -146,7 +147,7 @@ class GraphReconstruction(Attack):
         known = np.asarray(known, dtype=np.int64)[rng.permutation(len(known))]
         n_val = int(round(cfg.val_fraction * len(known)))
         val_pos, train_pos = known[:n_val], known[n_val:]
-        known_keys = np.unique(pair_keys(known, n))
+        known_keys = unique_sorted(pair_keys(known, n))
         val_neg = sample_non_edges(len(val_pos), n, known_keys, rng)
         ei = torch.as_tensor(np.concatenate([train_pos, train_pos[:, ::-1]]).T.copy())
         tp = torch.as_tensor(train_pos)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graphleaks._arrays import unique_sorted
 from graphleaks.attacks.base import AttackResult, Task
 from graphleaks.models.target import TrainedTarget
 
@@ -71,7 +72,7 @@ def node_attributes(target: TrainedTarget) -> tuple[np.ndarray, np.ndarray, np.n
     # count each undirected edge once per endpoint, whether stored once or twice (one sort
     # of int64 keys: a row-wise unique of 10M pairs costs several seconds at 1M nodes)
     lo, hi = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
-    keys = np.unique((lo * np.int64(n) + hi)[lo != hi])
+    keys = unique_sorted((lo * np.int64(n) + hi)[lo != hi])
     degree = (np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n))
     y = g.y.numpy() if getattr(g, "y", None) is not None else np.full(n, -1)
     part = np.full(n, "other", dtype=object)
