@@ -161,3 +161,15 @@ def test_default_audit_of_a_sparse_graph_runs_linkteller(sparse_target) -> None:
     assert a.config["sampler"] == "auto" and a.config["n_nodes"] == 100
     assert any(n.startswith("node sampler edge_seeded (auto:") for n in a.notes)
     assert a.metrics.binary is not None and a.metrics.binary.auc.value > 0.6
+
+
+def test_default_audit_path_runs_linkteller_on_a_sparse_graph(sparse_target) -> None:  # noqa: ANN001
+    """The default audit (no attack list), narrowed to a deployment exposing feature queries."""
+    from graphleaks.audit import run_audit
+
+    report = run_audit(sparse_target, seed=0, n_bootstrap=50,
+                       exposed=frozenset({Output.FEATURE_QUERIES}))
+    ran = {a.attack: a for a in report.attacks}
+    assert "linkteller" in ran
+    assert "linkteller" not in report.config.get("skipped_attacks", {})
+    assert any(n.startswith("node sampler edge_seeded") for n in ran["linkteller"].notes)
