@@ -113,7 +113,8 @@ def test_split_known_is_seeded_and_disjoint():
 def test_walk_budget_lowers_walks_then_length():
     from graphleaks.attacks.base import walk_budget
 
-    assert walk_budget(2708, 5, 20, 4_000_000, window=5) == (5, 20)  # Cora fits: unchanged
+    assert walk_budget(2708, 5, 20, 10_000_000, window=5) == (5, 20)  # Cora fits: unchanged
+    assert walk_budget(100_000, 5, 20, 10_000_000, window=5) == (5, 20)  # exactly at it
     assert walk_budget(100_000, 5, 20, None, window=5) == (5, 20)  # no budget
     assert walk_budget(100_000, 5, 20, 4_000_000, window=5) == (2, 20)
     assert walk_budget(100_000, 5, 20, 1_000_000, window=5) == (1, 10)
