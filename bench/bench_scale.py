@@ -12,7 +12,9 @@ step, so peak RSS belongs to that step alone. Steps:
 The ``audit``, ``full`` and ``attack:`` steps also report ``per_attack``: for each attack
 in the order it ran, the process CPU seconds, wall seconds and peak RSS (MiB, monotone) of
 its whole turn in the audit loop (challenge, scoring, metrics, slices), so a total can be
-read attack by attack; and ``skipped`` with each skipped attack's reason.
+read attack by attack; and ``skipped`` with each skipped attack's reason. With ``--out``,
+training's and each finished attack's figures are also appended at once to
+``<out>.progress``, so a run stopped early still shows how far it got.
 
 Each child reports process CPU time (user + system of the whole child, the figure a busy
 shared host does not distort), wall time and peak RSS (``ru_maxrss``). A step that refuses
@@ -53,6 +55,18 @@ def all_steps() -> list[str]:
             + [f"defense:{d}" for d in defenses.names() if d != "none"])
 
 
+def _progress_line(row: dict[str, object]) -> None:
+    """Append ``row`` to the progress file (``--out`` + ``.progress``) as soon as it is known.
+
+    The child's JSON line comes only at its end; a run stopped early (a timeout, a deadline)
+    still leaves training's and every finished attack's figures here.
+    """
+    path = os.environ.get("BENCH_SCALE_PROGRESS")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"pid": os.getpid(), "time": time.time(), **row}) + "\n")
+
+
 def _time_each_attack(per_attack: dict[str, dict[str, float]]) -> None:
     """Record each attack's CPU, wall and peak RSS in ``per_attack`` as the audit runs it.
 
@@ -68,10 +82,12 @@ def _time_each_attack(per_attack: dict[str, dict[str, float]]) -> None:
         for item in plain(items, **kw):
             c, w = time.process_time(), time.perf_counter()
             yield item
-            per_attack[str(getattr(item, "name", item))] = {
+            name = str(getattr(item, "name", item))
+            per_attack[name] = {
                 "cpu_s": round(time.process_time() - c, 3),
                 "wall_s": round(time.perf_counter() - w, 3),
                 "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+            _progress_line({"attack": name, **per_attack[name]})
 
     runner.progress = timed  # type: ignore[assignment]
 
@@ -112,6 +128,9 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         per_attack: dict[str, dict[str, float]] = {}
         out["per_attack"] = per_attack
+        _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
+                        "train_wall_s": out["train_wall_s"],
+                        "train_peak_rss_mib": out["train_peak_rss_mib"]})
         _time_each_attack(per_attack)
         if step == "audit":
             report = run_audit(target, seed=0, n_bootstrap=n_bootstrap)
@@ -143,6 +162,8 @@ def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object
     cmd = [sys.executable, __file__, "--child", str(size), step,
            "--n-bootstrap", str(args.n_bootstrap), "--epochs", str(args.epochs)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if args.out:
+        env["BENCH_SCALE_PROGRESS"] = f"{args.out}.progress"
     w0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
