@@ -26,6 +26,7 @@ from graphleaks.models.trainer import fit_model
 from graphleaks.seeding import derive_seed
 
 if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks.base import TargetView
     from graphleaks.models.target import TrainedTarget
 
 _EPOCH_FIELDS = ("epochs", "encoder_epochs")
@@ -183,6 +184,81 @@ def train_shadow(
                       val_nodes=split.val)
     return ShadowTarget(model=model, graph=population, members=split.train,
                         nonmembers=np.concatenate([split.test, split.aux]), edges=edges)
+
+
+class ShadowPool:
+    """Shadow models shared by the attacks of one audit run (owned by the run, not global).
+
+    Several attacks (confidence_mia's calibration, shadow_mia's attack classifier) train a
+    shadow with :func:`train_shadow` on the same population and architecture; each used to
+    draw its own seed from its own attack seed, so one audit trained that model once per
+    attack. In a pool, shadow ``i`` takes its seed from the pool's stream
+    (``derive_seed(pool seed, "shadow", i)``, the pool seed derived from the audit seed) and
+    is trained once per key of everything that determines it: the population's content and
+    name, the known mechanism, the architecture, the output width, the split fractions and
+    that seed. The seed does not depend on which attacks run, so an attack's result is the
+    same whether or not another attack shares its shadow.
+
+    Args:
+        seed: Seed of the pool's shadow stream.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
+        self._models: dict[tuple[Any, ...], ShadowTarget] = {}
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def seed_of(self, index: int) -> int:
+        """The seed of shadow ``index`` in this pool's stream."""
+        return derive_seed(self.seed, "shadow", index)
+
+    def get(
+        self, population: Data, spec: ArchitectureSpec, num_classes: int, index: int, *,
+        member_frac: float = 0.45, val_frac: float = 0.1,
+    ) -> ShadowTarget:
+        """Shadow ``index`` of the stream for this configuration, trained on first use.
+
+        Args:
+            population: The adversary's auxiliary graph (see :func:`train_shadow`).
+            spec: Architecture and hyperparameters.
+            num_classes: Output width.
+            index: Position in the pool's seed stream (shadow_mia's ``i``-th shadow).
+            member_frac: Fraction of the population the shadow trains on.
+            val_frac: Fraction used for its early stopping.
+        """
+        from graphleaks.data.graph import fingerprint
+
+        mech = mechanism_of(population)
+        name = getattr(population, "name", None) if "name" in population else None
+        seed = self.seed_of(index)
+        key = (fingerprint(population), population.num_nodes, name,
+               None if mech is None else (mech.defense, repr(sorted(mech.config.items()))),
+               repr(spec), num_classes, member_frac, val_frac, seed)
+        if key not in self._models:
+            self._models[key] = train_shadow(population, spec, num_classes, seed=seed,
+                                             member_frac=member_frac, val_frac=val_frac)
+        return self._models[key]
+
+
+SHARED_NOTE = ("shadow model {i} shared within the audit: trained once, on a seed of the "
+               "audit's shadow stream, for every attack with the same shadow configuration")
+
+
+def shadow_for(target: TargetView, population: Data, num_classes: int, index: int,
+               own_seed: int) -> tuple[ShadowTarget, str | None]:
+    """Shadow ``index`` for an attack: from the audit's pool when the view carries one.
+
+    Returns:
+        The shadow and, when it came from the pool, the note saying it is shared; outside
+        an audit (no pool) it is trained on ``own_seed`` and the note is None.
+    """
+    spec = target.architecture()
+    pool = target.shadows
+    if pool is None:
+        return train_shadow(population, spec, num_classes, seed=own_seed), None
+    return pool.get(population, spec, num_classes, index), SHARED_NOTE.format(i=index)
 
 
 def _plain(graph: Data) -> Data:

@@ -40,7 +40,7 @@ from graphleaks.threat import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphleaks.attacks._shadow import KnownMechanism
+    from graphleaks.attacks._shadow import KnownMechanism, ShadowPool
     from graphleaks.attacks.capabilities import Capability
 
 
@@ -55,6 +55,8 @@ class TargetView:
         exposed: What the deployment exposes at all (a bundle may expose only labels).
         view: The graph view queries are evaluated in (see :class:`TrainedTarget`).
         attack: Name used in error messages.
+        shadows: The audit run's shared shadow models
+            (:class:`graphleaks.attacks._shadow.ShadowPool`), or None outside an audit.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class TargetView:
         exposed: frozenset[Output] = ALL_OUTPUTS,
         view: str = "target",
         attack: str = "attack",
+        shadows: ShadowPool | None = None,
     ) -> None:
         if view not in GRAPH_VIEWS:
             raise InvalidConfigError(
@@ -75,6 +78,7 @@ class TargetView:
         self.outputs = frozenset(threat_model.outputs) & frozenset(exposed)
         self.view = view
         self._attack = attack
+        self.shadows = shadows
 
     def require(self, *outputs: Output) -> None:
         """Raise :class:`CapabilityError` unless every output is granted."""

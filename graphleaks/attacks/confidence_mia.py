@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import torch
 
-from graphleaks.attacks._shadow import mechanism_note, mechanism_of, train_shadow
+from graphleaks.attacks._shadow import mechanism_note, mechanism_of, shadow_for
 from graphleaks.attacks.base import (
     Attack,
     AttackScores,
@@ -131,9 +131,9 @@ class ConfidenceMIA(Attack):
         threshold = None
         notes: tuple[str, ...] = ()
         if cfg.threshold == "shadow":
-            threshold, shadow_note = self._shadow_threshold(target, rngs)
+            threshold, shadow_notes = self._shadow_threshold(target, rngs)
             notes = ("decision threshold calibrated on a shadow model trained on auxiliary "
-                     "nodes; evaluation labels unused", shadow_note)
+                     "nodes; evaluation labels unused", *shadow_notes)
         elif cfg.threshold == "median":
             # A function of the pooled scores alone, never of the membership truth: guessing
             # the top half members, as one-run auditing guesses its top-k (Steinke, Nasr &
@@ -144,13 +144,15 @@ class ConfidenceMIA(Attack):
                      "used)",)
         return AttackScores(scores, threshold=threshold, notes=notes)
 
-    def _shadow_threshold(self, target: TargetView, rngs: Rngs) -> tuple[float, str]:
+    def _shadow_threshold(self, target: TargetView, rngs: Rngs
+                          ) -> tuple[float, tuple[str, ...]]:
         population, _ = target.population()
-        shadow = train_shadow(population, target.architecture(), target.num_classes,
-                              seed=rngs.child("shadow").seed)
+        shadow, shared = shadow_for(target, population, target.num_classes, 0,
+                                    own_seed=rngs.child("shadow").seed)
         nodes = np.concatenate([shadow.members, shadow.nonmembers])
         truth = np.r_[np.ones(len(shadow.members)), np.zeros(len(shadow.nonmembers))]
         post = torch.softmax(shadow.logits(nodes), dim=1)
         labels = population.y[torch.as_tensor(nodes)] if self.config.score == "true_class" else None
         _, threshold = best_balanced_accuracy(confidence_scores(post, labels), truth)
-        return float(threshold), mechanism_note(mechanism_of(population), "calibration shadow")
+        note = mechanism_note(mechanism_of(population), "calibration shadow")
+        return float(threshold), (note,) if shared is None else (note, shared)

@@ -114,21 +114,34 @@ def batched_pairs(adj: sp.csr_matrix, balls: list[np.ndarray]
                   ) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
     """Disjoint union of every ball (``G_in``) and the ball without its centre (``G_out``).
 
+    The induced edges of all parts are found at once: every union node's neighbours are
+    looked up in a sorted table of ``(part, global id)`` keys. Slicing ``adj[part][:, part]``
+    per part (the former way) cost about 70 % of G-BASE's CPU in scipy's per-call overhead.
+    Edges come out in the order that slicing gave (rows in part order, each row's neighbours
+    in ``adj``'s order), so the scores are unchanged bit for bit.
+
     Returns:
         Global node id of each union node, its graph id (``2i`` in, ``2i + 1`` out for ball
         ``i``), and the union's edge index.
     """
-    nodes, gid, edges = [], [], []
-    offset = 0
-    for i, b in enumerate(balls):
-        for j, part in enumerate((b, b[1:])):
-            sub = adj[part][:, part].tocoo()
-            edges.append(np.vstack([sub.row, sub.col]) + offset)
-            nodes.append(part)
-            gid.append(np.full(len(part), 2 * i + j))
-            offset += len(part)
-    ei = torch.as_tensor(np.concatenate(edges, axis=1), dtype=torch.long)
-    return np.concatenate(nodes), torch.as_tensor(np.concatenate(gid)), ei
+    parts = [p for b in balls for p in (b, b[1:])]
+    sizes = np.array([len(p) for p in parts], dtype=np.int64)
+    nodes = np.concatenate(parts).astype(np.int64)
+    gid = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+    deg = (adj.indptr[nodes + 1] - adj.indptr[nodes]).astype(np.int64)
+    rows = np.repeat(np.arange(len(nodes), dtype=np.int64), deg)
+    first = np.cumsum(deg) - deg
+    slots = np.arange(int(deg.sum()), dtype=np.int64) + np.repeat(adj.indptr[nodes] - first, deg)
+    nbr = adj.indices[slots].astype(np.int64)
+    n = adj.shape[0]
+    keys = gid * n + nodes
+    order = np.argsort(keys)
+    table = keys[order]
+    query = gid[rows] * n + nbr
+    at = np.minimum(np.searchsorted(table, query), len(table) - 1)
+    hit = table[at] == query
+    ei = torch.as_tensor(np.vstack([rows[hit], order[at[hit]]]), dtype=torch.long)
+    return nodes, torch.as_tensor(gid), ei
 
 
 @torch.no_grad()

@@ -15,7 +15,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +56,9 @@ from graphleaks.attacks.base import (
     Task,
     walk_budget,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import derive_seed
@@ -466,6 +469,7 @@ def run_attack(
     view: str = "target",
     exposed: frozenset[Output] = ALL_OUTPUTS,
     defense_aware: bool = True,
+    shadows: ShadowPool | None = None,
 ) -> AttackResult:
     """Run ``attack`` against ``target`` under the attack's own threat model.
 
@@ -481,12 +485,15 @@ def run_attack(
         defense_aware: Whether the adversary knows the target's defense (the default,
             Kerckhoffs's principle); False trains its shadow/reference models as plain GNNs on
             clean data. Recorded in the result's threat model.
+        shadows: The audit's shared shadow models (see
+            :class:`graphleaks.attacks._shadow.ShadowPool`); None trains the attack's own.
     """
     if challenge is None:
         challenge = sample_challenge(attack, target, seed=derive_seed(seed, "challenge"))
     threat_model = dataclasses.replace(attack.threat_model,
                                        defense_knowledge=bool(defense_aware))
-    tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name)
+    tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name,
+                    shadows=shadows)
     return score_labelled(attack, tv, challenge, seed=derive_seed(seed, "attack", attack.name))
 
 

@@ -32,7 +32,7 @@ from graphleaks.attacks._shadow import (
     mechanism_note,
     mechanism_of,
     posterior_features,
-    train_shadow,
+    shadow_for,
 )
 from graphleaks.attacks.base import (
     Attack,
@@ -142,11 +142,13 @@ class ShadowMIA(Attack):
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         population, _ = target.population()
-        spec = target.architecture()
         xs, ys = [], []
+        shared = None
         for i in range(cfg.num_shadows):
             seed_i = derive_seed(rngs.seed, "shadow", i)
-            shadow = train_shadow(population, spec, target.num_classes, seed=seed_i)
+            # in an audit, the run's shadow i (confidence_mia calibrates on shadow 0)
+            shadow, shared = shadow_for(target, population, target.num_classes, i,
+                                        own_seed=seed_i)
             members, nonmembers = shadow.members, shadow.nonmembers
             if cfg.balanced and not cfg.compat_duddu_protocol:
                 rng = np.random.default_rng(derive_seed(seed_i, "balance"))
@@ -167,6 +169,10 @@ class ShadowMIA(Attack):
             + (" (balanced)" if cfg.balanced and not cfg.compat_duddu_protocol else ""),
             mechanism_note(mechanism_of(population), "shadow models"),
         ]
+        if shared is not None:
+            notes.append(f"{cfg.num_shadows} shadow model(s) shared within the audit: each "
+                         "trained once, on a seed of the audit's shadow stream, for every "
+                         "attack with the same shadow configuration")
         if cfg.compat_duddu_protocol:
             from sklearn.neural_network import MLPClassifier
 

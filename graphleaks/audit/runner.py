@@ -13,6 +13,7 @@ from torch_geometric.data import Data
 
 from graphleaks._progress import progress
 from graphleaks.attacks import Attack, AttackResult, Output
+from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.records import (
@@ -353,11 +354,13 @@ def audit_with_scores(
             attack_objs.remove(attack)
     reports, tables = [], []
     attributes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # one shadow per configuration for the whole run: confidence_mia and shadow_mia share it
+    shadows = ShadowPool(derive_seed(seed, "shadows"))
     for attack in progress(attack_objs, desc="attacks"):
         result = scored_or_skipped(
             attack, functools.partial(
                 run_attack, attack, target, seed=derive_seed(seed, "run", attack.name),
-                view=view, exposed=exposed, defense_aware=defense_aware),
+                view=view, exposed=exposed, defense_aware=defense_aware, shadows=shadows),
             default=default, skipped=skipped)
         if result is None:
             continue

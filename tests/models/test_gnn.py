@@ -78,3 +78,34 @@ def test_gcn_adjacency_cache_follows_the_graph(graph):
         assert torch.allclose(model(graph.x, edges), _pyg_gcn_logits(model, graph.x, edges),
                               atol=1e-5)
         assert not torch.allclose(model(graph.x, edges), before)
+
+
+def test_gcn_first_layer_propagates_features_once_and_follows_them(graph):
+    """(Â X) W, with Â X remembered, equals Â (X W) up to rounding, gradients included."""
+    torch.manual_seed(0)
+    model = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(16,), dropout=0.0))
+    x = graph.x.clone()
+    out = model(x, graph.edge_index)
+    out.square().sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    ref = _pyg_gcn_logits(model, x, graph.edge_index)
+    ref.square().sum().backward()
+    assert torch.allclose(out, ref, atol=1e-5)
+    for g, p in zip(grads, model.parameters(), strict=True):
+        assert torch.allclose(g, p.grad, atol=1e-4)
+    ax = model._adjacency.propagated(graph.edge_index, x)
+    assert model._adjacency.propagated(graph.edge_index, x) is ax  # remembered
+    with torch.no_grad():
+        x.mul_(2.0)  # in place: Â X must be recomputed
+        assert torch.allclose(model(x, graph.edge_index),
+                              _pyg_gcn_logits(model, x, graph.edge_index), atol=1e-5)
+
+
+def test_gcn_wide_features_keep_the_per_call_product(graph):
+    """Features wider than the first layer keep Â (X W): no remembered Â X."""
+    model = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(4,))).eval()
+    with torch.no_grad():
+        out = model(graph.x, graph.edge_index)
+    assert model._adjacency._ax is None
+    assert torch.allclose(out, _pyg_gcn_logits(model, graph.x, graph.edge_index), atol=1e-5)
