@@ -19,7 +19,7 @@ all pairs among them (``n·(n−1)/2``), heavily imbalanced. That uniform sample
 the endpoints of random private edges first and fills the sample with uniform nodes; all
 pairs among them are still the candidates. This departs from the paper's prevalence (more
 positives, and negatives among degree-biased seed endpoints), which AUC and TPR at FPR do
-not depend on but precision at k does. ``auto`` (the audit suites' choice) keeps the
+not depend on but precision at k does. ``auto`` (the default) keeps the
 paper's sample whenever it is expected to hold enough edges (Cora's default audit) and
 seeds it otherwise; the challenge's notes say which ran. Score of pair ``(u, v)`` is the
 influence of ``v`` on ``u`` (``symmetrize="none"``, the original) or the max/mean of both
@@ -80,9 +80,10 @@ class LinkTellerConfig:
             the served graph, which the adversary never sees, and give the same scores up to
             float rounding.
         sampler: ``random`` (the paper's uniform sample), ``edge_seeded`` (endpoints of
-            random private edges, then uniform nodes) or ``auto`` (``random`` unless it is
-            expected to hold fewer than 2 edges); see
-            :class:`~graphleaks.attacks.base.NodePairsSpec`.
+            random private edges, then uniform nodes) or ``auto`` (the default: ``random``
+            unless it is expected to hold fewer than 2 edges, as on Cora at 100 nodes or
+            more); see :class:`~graphleaks.attacks.base.NodePairsSpec`. ``random`` forces
+            the paper's protocol.
         seed_share: Share of an edge-seeded sample taken as seed-edge endpoints
             (``round(seed_share · n_nodes / 2)`` seed edges).
         max_pairs: Refuse more candidate pairs than this: the influence matrix is
@@ -97,7 +98,7 @@ class LinkTellerConfig:
     output: str = field(default="logits", metadata={"choices": ("logits", "probs")})
     symmetrize: str = field(default="none", metadata={"choices": ("none", "max", "mean")})
     api: str = field(default="local", metadata={"choices": ("local", "forward")})
-    sampler: str = field(default="random", metadata={"choices": NODE_SAMPLERS})
+    sampler: str = field(default="auto", metadata={"choices": NODE_SAMPLERS})
     seed_share: float = field(default=0.5, metadata={"range": (0.0, 1.0), "closed": "right"})
     max_pairs: int = field(default=50_000_000, metadata={"range": (1, None)})
 
