@@ -9,6 +9,13 @@ step, so peak RSS belongs to that step alone. Steps:
 * ``attack:NAME``: train a plain GCN, then that one attack with its metrics;
 * ``defense:NAME``: train the target through that defense.
 
+The ``audit``, ``full`` and ``attack:`` steps also report ``per_attack``: for each attack
+in the order it ran, the process CPU seconds, wall seconds and peak RSS (MiB, monotone) of
+its whole turn in the audit loop (challenge, scoring, metrics, slices), so a total can be
+read attack by attack; and ``skipped`` with each skipped attack's reason. With ``--out``,
+training's and each finished attack's figures are also appended at once to
+``<out>.progress``, so a run stopped early still shows how far it got.
+
 Each child reports process CPU time (user + system of the whole child, the figure a busy
 shared host does not distort), wall time and peak RSS (``ru_maxrss``). A step that refuses
 a size (a capped n² step) is recorded with its one-line refusal. Exponents of CPU time and
@@ -34,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 
@@ -45,6 +53,43 @@ def all_steps() -> list[str]:
 
     return (["audit", "full"] + [f"attack:{a}" for a in attacks.names()]
             + [f"defense:{d}" for d in defenses.names() if d != "none"])
+
+
+def _progress_line(row: dict[str, object]) -> None:
+    """Append ``row`` to the progress file (``--out`` + ``.progress``) as soon as it is known.
+
+    The child's JSON line comes only at its end; a run stopped early (a timeout, a deadline)
+    still leaves training's and every finished attack's figures here.
+    """
+    path = os.environ.get("BENCH_SCALE_PROGRESS")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(json.dumps({"pid": os.getpid(), "time": time.time(), **row}) + "\n")
+
+
+def _time_each_attack(per_attack: dict[str, dict[str, float]]) -> None:
+    """Record each attack's CPU, wall and peak RSS in ``per_attack`` as the audit runs it.
+
+    The audit loop iterates its attacks through ``progress``; wrapping it here (in the
+    benchmark's child only) times each attack's whole turn: from the loop handing it out to
+    the loop asking for the next one.
+    """
+    import graphleaks.audit.runner as runner
+
+    plain = runner.progress
+
+    def timed(items: Any, **kw: Any) -> Any:
+        for item in plain(items, **kw):
+            c, w = time.process_time(), time.perf_counter()
+            yield item
+            name = str(getattr(item, "name", item))
+            per_attack[name] = {
+                "cpu_s": round(time.process_time() - c, 3),
+                "wall_s": round(time.perf_counter() - w, 3),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+            _progress_line({"attack": name, **per_attack[name]})
+
+    runner.progress = timed  # type: ignore[assignment]
 
 
 def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, object]:
@@ -79,6 +124,14 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         target = train_target(g, spec=spec, defense=defense, seed=0,
                               dataset={"name": f"csbm-{size}"})
         out["train_cpu_s"] = time.process_time() - c0
+        out["train_wall_s"] = time.perf_counter() - w0
+        out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        per_attack: dict[str, dict[str, float]] = {}
+        out["per_attack"] = per_attack
+        _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
+                        "train_wall_s": out["train_wall_s"],
+                        "train_peak_rss_mib": out["train_peak_rss_mib"]})
+        _time_each_attack(per_attack)
         if step == "audit":
             report = run_audit(target, seed=0, n_bootstrap=n_bootstrap)
         elif names:
@@ -91,6 +144,9 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
             out["auc"] = {a.attack: (None if a.metrics.binary is None
                                      else a.metrics.binary.auc.value)
                           for a in report.attacks}
+            out["skipped"] = report.config.get("skipped_attacks", {})
+            out["notes"] = {a.attack: [n for n in a.notes if n.startswith("node sampler")
+                                       or "budget" in n] for a in report.attacks}
         out["status"] = "ok"
     except GraphleaksError as exc:
         out["status"] = "refused"
@@ -106,6 +162,8 @@ def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object
     cmd = [sys.executable, __file__, "--child", str(size), step,
            "--n-bootstrap", str(args.n_bootstrap), "--epochs", str(args.epochs)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if args.out:
+        env["BENCH_SCALE_PROGRESS"] = f"{args.out}.progress"
     w0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
@@ -151,6 +209,18 @@ def report(rows: list[dict[str, object]]) -> str:
                      f"{'' if cpu is None else f'{cpu:.1f}'} | "
                      f"{'' if wall is None else f'{wall:.1f}'} | "
                      f"{'' if rss is None else f'{rss:.0f}'} |")
+    per = [r for r in rows if r.get("per_attack")]
+    if per:
+        lines += ["", "| step | nodes | attack | CPU s | wall s | peak RSS MiB |",
+                  "|---|---|---|---|---|---|"]
+        for r in sorted(per, key=lambda r: (str(r["step"]), int(r["size"]))):  # type: ignore[arg-type]
+            lines.append(f"| {r['step']} | {int(r['size']):,} | (training) | "  # type: ignore[arg-type]
+                         f"{float(r.get('train_cpu_s', 0.0)):.1f} | "  # type: ignore[arg-type]
+                         f"{float(r.get('train_wall_s', 0.0)):.1f} | "  # type: ignore[arg-type]
+                         f"{float(r.get('train_peak_rss_mib', 0.0)):.0f} |")  # type: ignore[arg-type]
+            for name, f in r["per_attack"].items():  # type: ignore[attr-defined]
+                lines.append(f"| {r['step']} | {int(r['size']):,} | {name} | "  # type: ignore[arg-type]
+                             f"{f['cpu_s']:.1f} | {f['wall_s']:.1f} | {f['peak_rss_mib']:.0f} |")
     lines += ["", "| step | CPU exponent | memory exponent | memory-above-imports exponent "
               "| sizes |", "|---|---|---|---|---|"]
     steps = sorted({str(r["step"]) for r in rows})

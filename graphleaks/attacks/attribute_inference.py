@@ -149,6 +149,11 @@ class AttributeInferenceConfig:
         epochs: Word2Vec passes.
         p: node2vec return parameter.
         q: node2vec in-out parameter.
+        max_walk_tokens: Budget of the release's skip-gram corpus (``num_nodes ·
+            walks_per_node · walk_length`` tokens; None: none). Over it, walks per node and
+            then the walk length are lowered (:func:`~graphleaks.attacks.base.walk_budget`)
+            and the challenge's notes give the values that ran. The audit suites set it
+            (:mod:`graphleaks.audit.suite`).
     """
 
     aux_frac: float = field(default=0.3, metadata={"range": (0.0, 1.0), "closed": "neither"})
@@ -164,6 +169,8 @@ class AttributeInferenceConfig:
     epochs: int = field(default=1, metadata={"range": (1, None), "closed": "left"})
     p: float = field(default=1.0, metadata={"range": (0.0, None), "closed": "neither"})
     q: float = field(default=1.0, metadata={"range": (0.0, None), "closed": "neither"})
+    max_walk_tokens: int | None = field(default=None, metadata={"range": (1, None),
+                                                                "optional": True})
 
 
 class AttributeInference(Attack):
@@ -217,7 +224,7 @@ class AttributeInference(Attack):
         """Fields the configured source does not read (recorded as None, refused if set)."""
         cfg = self.config
         walk = ("embedder", "dimensions", "walk_length", "walks_per_node", "window", "epochs",
-                "p", "q")
+                "p", "q", "max_walk_tokens")
         if cfg.source != "released_embeddings":
             why = "source='target_embeddings' reads the target's own embeddings; no walk "
             return {f: why + "embedding is trained" for f in walk}
@@ -245,7 +252,8 @@ class AttributeInference(Attack):
                 release = EmbeddingRelease(
                     embedder=cfg.embedder, dimensions=cfg.dimensions,
                     walk_length=cfg.walk_length, walks_per_node=cfg.walks_per_node,
-                    window=cfg.window, epochs=cfg.epochs, p=cfg.p, q=cfg.q)
+                    window=cfg.window, epochs=cfg.epochs, p=cfg.p, q=cfg.q,
+                    max_walk_tokens=cfg.max_walk_tokens)
         return AttributeSpec(aux_frac=cfg.aux_frac, attribute=self.attribute, release=release,
                              released=released)
 

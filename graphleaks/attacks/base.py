@@ -322,6 +322,14 @@ class NodePairsSpec:
             graph, as the original protocol samples).
         degree_low: Low end of the degree band for the degree-restricted samples.
         degree_high: High end of that band.
+        sampler: ``random`` (the original: ``n_nodes`` uniform nodes of the band),
+            ``edge_seeded`` (the endpoints of random private edges inside the band, then
+            uniform nodes of the band) or ``auto`` (``random`` when the random sample is
+            expected to hold at least
+            :data:`~graphleaks.attacks._pairs.AUTO_MIN_EXPECTED_POSITIVES` edges, else
+            ``edge_seeded``). The challenge's notes say which ran, with its counts.
+        seed_share: Share of an edge-seeded sample drawn as seed-edge endpoints
+            (``round(seed_share · n_nodes / 2)`` edges, at least 1).
     """
 
     task: ClassVar[Task] = Task.LINK
@@ -329,6 +337,8 @@ class NodePairsSpec:
     sample_type: str = "uniform"
     degree_low: int = 1
     degree_high: int = 1_000_000
+    sampler: str = "random"
+    seed_share: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -349,7 +359,11 @@ class SubgraphPairsSpec:
 
 @dataclass(frozen=True)
 class EmbeddingRelease:
-    """How the data holder publishes node embeddings (DeepWalk/node2vec on its graph)."""
+    """How the data holder publishes node embeddings (DeepWalk/node2vec on its graph).
+
+    ``max_walk_tokens`` (None: no budget) caps the skip-gram corpus, ``num_nodes ·
+    walks_per_node · walk_length`` tokens: see :func:`walk_budget`.
+    """
 
     embedder: str = "deepwalk"
     dimensions: int = 64
@@ -359,6 +373,25 @@ class EmbeddingRelease:
     epochs: int = 1
     p: float = 1.0
     q: float = 1.0
+    max_walk_tokens: int | None = None
+
+
+def walk_budget(num_nodes: int, walks_per_node: int, walk_length: int,
+                max_tokens: int | None, *, window: int) -> tuple[int, int]:
+    """``(walks_per_node, walk_length)`` that fit a skip-gram corpus of ``max_tokens`` tokens.
+
+    Walks per node are lowered first (down to one walk from every node, so every node keeps
+    a vector), then the walk length, down to ``2 · window`` (below that the skip-gram window
+    no longer fits in a walk). A corpus that fits is returned unchanged, and so is the floor
+    itself when even it exceeds the budget.
+    """
+    if max_tokens is None or num_nodes * walks_per_node * walk_length <= max_tokens:
+        return walks_per_node, walk_length
+    walks = max(1, max_tokens // (num_nodes * walk_length))
+    if walks > 1:
+        return walks, walk_length
+    floor = min(walk_length, 2 * window)
+    return 1, max(floor, min(walk_length, max_tokens // num_nodes))
 
 
 @dataclass(frozen=True, eq=False)

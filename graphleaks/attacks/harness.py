@@ -24,11 +24,15 @@ import torch
 
 from graphleaks._validation import validate
 from graphleaks.attacks._pairs import (
+    AUTO_MIN_EXPECTED_POSITIVES,
     all_pairs,
     balanced_pairs,
     bfs_subgraphs,
     contains,
+    degree_pool,
     edge_keys,
+    edge_seeded_nodes,
+    expected_positive_pairs,
     label_pairs,
     pair_keys,
     sample_nodes,
@@ -50,6 +54,7 @@ from graphleaks.attacks.base import (
     SubgraphPairsSpec,
     TargetView,
     Task,
+    walk_budget,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -258,15 +263,41 @@ def _sample_node_pairs(spec: NodePairsSpec, target: TrainedTarget, seed: int,
     n = int(target.graph.num_nodes)
     edges = private_edges(target)
     degree = np.bincount(edges[0].numpy(), minlength=n)
-    nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
-                         high=spec.degree_high, rng=np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    sampler, why = spec.sampler, ""
+    if sampler == "random":
+        nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
+                             high=spec.degree_high, rng=rng)
+        note = f"node sampler random: {len(nodes):,} uniform nodes"
+    else:
+        pool = degree_pool(degree, spec.sample_type, low=spec.degree_low, high=spec.degree_high)
+        in_pool = np.zeros(n, dtype=bool)
+        in_pool[pool] = True
+        und = undirected_pairs(edges)
+        und = und[in_pool[und[:, 0]] & in_pool[und[:, 1]]]
+        expected = expected_positive_pairs(len(pool), len(und), spec.n_nodes)
+        if sampler == "auto":
+            sampler = ("random" if expected >= AUTO_MIN_EXPECTED_POSITIVES
+                       else "edge_seeded")
+            why = (f" (auto: a random sample expects {expected:.2f} positive pairs, "
+                   f"{'>=' if sampler == 'random' else '<'} {AUTO_MIN_EXPECTED_POSITIVES:g})")
+        if sampler == "random":
+            nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
+                                 high=spec.degree_high, rng=rng)
+            note = f"node sampler random{why}: {len(nodes):,} uniform nodes"
+        else:
+            k = max(1, round(spec.seed_share * spec.n_nodes / 2))
+            nodes, n_seed = edge_seeded_nodes(und, pool, spec.n_nodes, k, rng)
+            note = (f"node sampler edge_seeded{why}: endpoints of {min(k, len(und)):,} random "
+                    f"private edges ({n_seed:,} nodes) + {len(nodes) - n_seed:,} uniform nodes")
     pairs = all_pairs(nodes)
     public = public_edge_keys(target)
     if len(public):
         pairs = pairs[~contains(public, pair_keys(pairs, n))]
     truth = label_pairs(pairs, edge_keys(edges, n), n)
+    note += f"; {len(pairs):,} candidate pairs, {int(truth.sum()):,} of them edges"
     return LabelledChallenge(Challenge(task=Task.LINK, candidates=pairs,
-                                       notes=public_edge_notes(target)), truth)
+                                       notes=public_edge_notes(target) + (note,)), truth)
 
 
 def _sample_subgraph_pairs(spec: SubgraphPairsSpec, target: TrainedTarget, seed: int,
@@ -328,14 +359,30 @@ def split_known(
 def release_embeddings(target: TrainedTarget, release: EmbeddingRelease,
                        seed: int) -> npt.NDArray[np.float32]:
     """What the data holder publishes: DeepWalk/node2vec vectors of the target's graph."""
+    return _release(target, release, seed)[0]
+
+
+def _release(target: TrainedTarget, release: EmbeddingRelease,
+             seed: int) -> tuple[npt.NDArray[np.float32], tuple[str, ...]]:
+    """The released vectors, and a note when the walk budget shortened the corpus."""
     from graphleaks.models.embeddings import DeepWalk, EmbedderConfig, Node2Vec
 
-    ecfg = EmbedderConfig(dimensions=release.dimensions, walk_length=release.walk_length,
-                          walks_per_node=release.walks_per_node, window=release.window,
+    g = target.graph
+    n = int(g.num_nodes)
+    walks, length = walk_budget(n, release.walks_per_node, release.walk_length,
+                                release.max_walk_tokens, window=release.window)
+    notes: tuple[str, ...] = ()
+    if (walks, length) != (release.walks_per_node, release.walk_length):
+        notes = (f"walk budget: the release ran walks_per_node={walks}, walk_length={length} "
+                 f"({n * walks * length:,} skip-gram tokens) instead of "
+                 f"{release.walks_per_node} x {release.walk_length} "
+                 f"({n * release.walks_per_node * release.walk_length:,}), to fit "
+                 f"max_walk_tokens={release.max_walk_tokens:,} over {n:,} nodes",)
+    ecfg = EmbedderConfig(dimensions=release.dimensions, walk_length=length,
+                          walks_per_node=walks, window=release.window,
                           epochs=release.epochs, p=release.p, q=release.q)
     cls = DeepWalk if release.embedder == "deepwalk" else Node2Vec
-    g = target.graph
-    return cls(ecfg).fit(g.edge_index, int(g.num_nodes), seed=seed).vectors
+    return cls(ecfg).fit(g.edge_index, n, seed=seed).vectors, notes
 
 
 def _sample_attribute(spec: AttributeSpec, target: TrainedTarget, seed: int,
@@ -349,16 +396,17 @@ def _sample_attribute(spec: AttributeSpec, target: TrainedTarget, seed: int,
     y = encode_attribute(raw)
     known, rest = split_known(n, spec.aux_frac, seed=seed)
     hints: dict[str, np.ndarray] = {"known_nodes": known, "train_labels": y[known]}
+    notes: tuple[str, ...] = ()
     if spec.released is not None:
         if spec.released.ndim != 2 or spec.released.shape[0] != n:
             raise DataError(f"released embeddings have shape {spec.released.shape}; "
                             f"expected [{n}, d]")
         hints["released_embeddings"] = spec.released
     elif spec.release is not None:
-        hints["released_embeddings"] = release_embeddings(target, spec.release,
-                                                          derive_seed(seed, "release"))
-    return LabelledChallenge(Challenge(task=Task.ATTRIBUTE, candidates=rest, hints=hints),
-                             y[rest])
+        hints["released_embeddings"], notes = _release(target, spec.release,
+                                                       derive_seed(seed, "release"))
+    return LabelledChallenge(Challenge(task=Task.ATTRIBUTE, candidates=rest, hints=hints,
+                                       notes=notes), y[rest])
 
 
 # ------------------------------------------------------------------------------- dispatch

@@ -33,7 +33,13 @@ from graphleaks.audit.report import (
     TargetSummary,
     json_safe,
 )
-from graphleaks.audit.scores import CandidateTable, candidate_table, most_exposed, slice_masks
+from graphleaks.audit.scores import (
+    CandidateTable,
+    candidate_table,
+    most_exposed,
+    node_attributes,
+    slice_masks,
+)
 from graphleaks.audit.suite import (
     DEFAULT_SUITE,
     Suite,
@@ -348,6 +354,7 @@ def audit_with_scores(
             skipped[attack.name] = str(exc)
             attack_objs.remove(attack)
     reports, tables = [], []
+    attributes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     # one shadow per configuration for the whole run: confidence_mia and shadow_mia share it
     shadows = ShadowPool(derive_seed(seed, "shadows"))
     # and one offline reference model per configuration: RMIA, BASE and G-BASE share them
@@ -364,7 +371,9 @@ def audit_with_scores(
         metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),
                                   claimed_delta=target.ledger.delta, ledger=target.ledger)
-        table = candidate_table(result, target)
+        if attributes is None:  # once per audit: a sort of every edge
+            attributes = node_attributes(target)
+        table = candidate_table(result, target, attributes)
         exposure: dict[str, Any] = {}
         if table is not None:
             tables.append(table)

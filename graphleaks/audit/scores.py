@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graphleaks._arrays import unique_sorted
 from graphleaks.attacks.base import AttackResult, Task
 from graphleaks.models.target import TrainedTarget
 
@@ -67,11 +68,12 @@ def node_attributes(target: TrainedTarget) -> tuple[np.ndarray, np.ndarray, np.n
     """Degree, class and split part of every node of the target's graph."""
     g = target.graph
     n = int(g.num_nodes)
-    ei = g.edge_index.numpy()
-    # count each undirected edge once per endpoint, whether stored once or twice
-    pairs = np.unique(np.sort(ei.T, axis=1), axis=0) if ei.size else np.zeros((0, 2), int)
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    degree = np.bincount(pairs.ravel(), minlength=n)
+    ei = g.edge_index.numpy().astype(np.int64)
+    # count each undirected edge once per endpoint, whether stored once or twice (one sort
+    # of int64 keys: a row-wise unique of 10M pairs costs several seconds at 1M nodes)
+    lo, hi = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
+    keys = unique_sorted((lo * np.int64(n) + hi)[lo != hi])
+    degree = (np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n))
     y = g.y.numpy() if getattr(g, "y", None) is not None else np.full(n, -1)
     part = np.full(n, "other", dtype=object)
     for name in ("aux", "val", "test", "train"):
@@ -79,16 +81,21 @@ def node_attributes(target: TrainedTarget) -> tuple[np.ndarray, np.ndarray, np.n
     return degree, y.astype(np.int64), part
 
 
-def candidate_table(result: AttackResult, target: TrainedTarget) -> CandidateTable | None:
+def candidate_table(
+    result: AttackResult, target: TrainedTarget,
+    attributes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> CandidateTable | None:
     """The candidates of ``result`` with their attributes; None for repeated scores.
 
     Results of the original code's bug reproductions carry several scores per candidate;
-    they have no per-candidate reading and get no table.
+    they have no per-candidate reading and get no table. ``attributes`` is
+    :func:`node_attributes` of ``target`` when the caller already has it (an audit computes
+    it once for all its attacks).
     """
     cand = np.asarray(result.candidates)
     if len(result.scores) != len(cand):
         return None
-    degree, y, part = node_attributes(target)
+    degree, y, part = node_attributes(target) if attributes is None else attributes
     if cand.ndim == 2:
         a, b = cand[:, 0].astype(np.int64), cand[:, 1].astype(np.int64)
         deg = np.minimum(degree[a], degree[b])
@@ -112,8 +119,10 @@ def slice_masks(table: CandidateTable) -> dict[str, np.ndarray]:
     masks: dict[str, np.ndarray] = {}
     for lo, hi, key in DEGREE_BUCKETS:
         masks[key] = (table.degree >= lo) & (table.degree <= hi)
-    for c in sorted({str(v) for v in table.cls}, key=_natural):
-        masks[f"class={c}"] = np.asarray([str(v) == c for v in table.cls])
+    # str() of every class once (a vectorised astype), not once per class and candidate
+    names = np.asarray(table.cls).astype(str)
+    for c in sorted(np.unique(names).tolist(), key=_natural):
+        masks[f"class={c}"] = names == c
     if table.is_pairs:
         for p in ("train-train", "train-other", "other-other"):
             masks[f"part={p}"] = table.part == p

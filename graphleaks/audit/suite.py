@@ -47,6 +47,25 @@ class Suite:
         return {k: v for k, v in merged.items() if k in fields}
 
 
+# Scale rules. Each is a config field of the attack, so the report's config records it, and
+# the attack's notes give the value that ran whenever a rule changed anything.
+#
+# Attribute inference's simulated DeepWalk release costs about 11 s of CPU per walk per node
+# at 100k nodes (gensim skip-gram, ~5 µs per token; 5 walks × 20 steps: 60-75 s). Its corpus
+# is capped at WALK_TOKENS tokens: walks per node are lowered first (down to one walk from
+# every node), then the walk length (down to 2 × window = 10). Cora (0.27M tokens), 10k
+# (1M) and 100k nodes (10M) are at or under it, so their audits do not move; a 1M-node
+# graph runs 1 walk of 10 steps (10M tokens instead of 100M). The price is the attack's
+# power, not only its cost: at 100k nodes (CSBM, 4 classes) F1 micro was 0.338 with 5 walks
+# and 0.252 with 2 and 0.250 with 1, i.e. chance, so at 1M the capped attack measures cost,
+# not leakage; the notes say so by giving the corpus that ran. ``thorough`` keeps the
+# attack's own, uncapped, defaults.
+WALK_TOKENS = 10_000_000
+
+# LinkTeller's ``sampler="auto"`` keeps the paper's uniform node sample wherever it is
+# expected to hold at least two edges (Cora at 100 or 500 nodes, so Cora's default audit does
+# not move) and seeds the sample with random private edges on sparse graphs, where 100
+# uniform nodes hold none (a 100k-node CSBM: 0.5 expected) and LinkTeller would be skipped.
 # Budgets were sized on bundled Cora (2,708 nodes): `standard` keeps the whole default audit
 # near 30 s on two cores; the reference/shadow counts and LinkTeller's node sample dominate.
 SUITES: dict[str, Suite] = {
@@ -54,23 +73,25 @@ SUITES: dict[str, Suite] = {
         "confidence_mia": {"threshold": "none"},  # skips the shadow model
         "lira_mia": {"num_references": 2, "ref_epochs": 15},
         "shadow_mia": {"num_shadows": 1},
-        "linkteller": {"n_nodes": 60},
+        "linkteller": {"n_nodes": 60, "sampler": "auto"},
         "graph_reconstruction": {"max_epochs": 100},
         "embedding_cluster_mia": {"ae_epochs": 50, "kmeans_init": 2},
-        "attribute_inference": {"walks_per_node": 3, "walk_length": 20},
+        "attribute_inference": {"walks_per_node": 3, "walk_length": 20,
+                                "max_walk_tokens": WALK_TOKENS},
     }, "smoke test: fewest models and queries, 200 bootstrap replicates"),
     "standard": Suite("standard", 1000, {
         "lira_mia": {"num_references": 2, "ref_epochs": 30},
         "shadow_mia": {"num_shadows": 1},
-        "linkteller": {"n_nodes": 100},
+        "linkteller": {"n_nodes": 100, "sampler": "auto"},
         "graph_reconstruction": {"max_epochs": 200},
         "embedding_cluster_mia": {"ae_epochs": 100, "kmeans_init": 3},
-        "attribute_inference": {"walks_per_node": 5, "walk_length": 20},
+        "attribute_inference": {"walks_per_node": 5, "walk_length": 20,
+                                "max_walk_tokens": WALK_TOKENS},
     }, "the default: every applicable attack at budgets sized for ~30 s on Cora"),
     "thorough": Suite("thorough", 2000, {
         "lira_mia": {"num_references": 16},
         "shadow_mia": {"num_shadows": 4},
-        "linkteller": {"n_nodes": 500},
+        "linkteller": {"n_nodes": 500, "sampler": "auto"},
     }, "attack defaults or more: more reference/shadow models and queries"),
 }
 DEFAULT_SUITE = "standard"

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from graphleaks._arrays import unique_sorted
 from graphleaks._validation import validate
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.seeding import derive_seed
@@ -131,7 +132,7 @@ class CSRGraph:
                 )
         if to_undirected:
             src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-        keys = np.unique(src * n + dst)  # sorts by (src, dst) and merges duplicates
+        keys = unique_sorted(src * n + dst)  # sorts by (src, dst) and merges duplicates
         src_u = keys // n
         dst_u = keys - src_u * n
         counts = np.bincount(src_u, minlength=n)

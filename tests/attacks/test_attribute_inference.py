@@ -105,3 +105,40 @@ def test_split_known_is_seeded_and_disjoint():
     np.testing.assert_array_equal(split_known(10, 0.3, seed=1)[0], a)
     with pytest.raises(DataError):
         split_known(3, 0.01, seed=0)
+
+
+# ------------------------------------------------------------------ the skip-gram walk budget
+
+
+def test_walk_budget_lowers_walks_then_length():
+    from graphleaks.attacks.base import walk_budget
+
+    assert walk_budget(2708, 5, 20, 10_000_000, window=5) == (5, 20)  # Cora fits: unchanged
+    assert walk_budget(100_000, 5, 20, 10_000_000, window=5) == (5, 20)  # exactly at it
+    assert walk_budget(100_000, 5, 20, None, window=5) == (5, 20)  # no budget
+    assert walk_budget(100_000, 5, 20, 4_000_000, window=5) == (2, 20)
+    assert walk_budget(100_000, 5, 20, 1_000_000, window=5) == (1, 10)
+    assert walk_budget(1_000_000, 5, 20, 4_000_000, window=5) == (1, 10)  # the floor: 2·window
+    assert walk_budget(1_000_000, 5, 8, 4_000_000, window=5) == (1, 8)  # never longer
+    for n, w, ln, b in [(5000, 10, 40, 300_000), (70_000, 3, 30, 2_500_000)]:
+        walks, length = walk_budget(n, w, ln, b, window=5)
+        assert n * walks * length <= b and 1 <= walks <= w and length <= ln
+
+
+def test_walk_budget_is_recorded_and_seeded(homophilous_target):
+    atk = AttributeInference(aux_frac=0.5, max_walk_tokens=120 * 4 * 20, **SMALL_WALKS)
+    lc = sample_challenge(atk, homophilous_target, seed=1)
+    (note,) = lc.challenge.notes
+    assert note.startswith("walk budget: the release ran walks_per_node=4, walk_length=20 "
+                           "(9,600 skip-gram tokens) instead of 10 x 20 (24,000)")
+    again = sample_challenge(atk, homophilous_target, seed=1).challenge
+    np.testing.assert_array_equal(again.hints["released_embeddings"],
+                                  lc.challenge.hints["released_embeddings"])
+    # a budget the corpus fits leaves the release exactly as without one
+    roomy = AttributeInference(aux_frac=0.5, max_walk_tokens=10**9, **SMALL_WALKS)
+    plain = AttributeInference(aux_frac=0.5, **SMALL_WALKS)
+    a = sample_challenge(roomy, homophilous_target, seed=1).challenge
+    b = sample_challenge(plain, homophilous_target, seed=1).challenge
+    assert a.notes == ()
+    np.testing.assert_array_equal(a.hints["released_embeddings"],
+                                  b.hints["released_embeddings"])
