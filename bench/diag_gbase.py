@@ -51,6 +51,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from reproduce_sota import append_metrics  # noqa: E402
 
 import graphleaks.attacks.gbase_mia as gbase_mod  # noqa: E402
 from graphleaks.attacks.base_mia import BASEMIA  # noqa: E402
@@ -59,7 +62,6 @@ from graphleaks.attacks.harness import run_attack  # noqa: E402
 from graphleaks.attacks.lira_mia import LiRAMIA  # noqa: E402
 from graphleaks.audit.runner import train_target  # noqa: E402
 from graphleaks.data import load_dataset  # noqa: E402
-from graphleaks.metrics import auc, tpr_at_fpr  # noqa: E402
 from graphleaks.seeding import derive_seed  # noqa: E402
 
 
@@ -140,9 +142,7 @@ def main() -> None:
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
             row = res.setdefault(label, {"auc": [], "tpr@0.1%": [], "tpr@1%": [], "cpu_s": [],
                                          "wall_s": []})
-            row["auc"].append(auc(r.scores, r.labels))
-            row["tpr@0.1%"].append(tpr_at_fpr(r.scores, r.labels, 0.001))
-            row["tpr@1%"].append(tpr_at_fpr(r.scores, r.labels, 0.01))
+            append_metrics(row, r.scores, r.labels)
             row["cpu_s"].append(cpu)
             row["wall_s"].append(wall)
             print(f"seed {seed} {label:22s} AUC {row['auc'][-1]:.3f} TPR@0.1% "

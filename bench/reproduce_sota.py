@@ -77,6 +77,13 @@ def interval(values: list[float]) -> dict[str, float]:
     return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": len(v)}
 
 
+def append_metrics(row: dict[str, list[float]], scores: np.ndarray, labels: np.ndarray) -> None:
+    """Append one run's AUC and TPR at 0.1 % and 1 % FPR to a table row's lists."""
+    row["auc"].append(auc(scores, labels))
+    row["tpr@0.1%"].append(tpr_at_fpr(scores, labels, 0.001))
+    row["tpr@1%"].append(tpr_at_fpr(scores, labels, 0.01))
+
+
 def mia_suite(refs: int) -> list[tuple[str, Any]]:
     """The membership attacks, each at the reference budget ``refs`` where it has one."""
     return [
@@ -120,9 +127,7 @@ def run_mia(datasets: list[str], seeds: int, refs: int, data_root: str | None,
                 dt, dc = time.perf_counter() - t0, time.process_time() - c0
                 row = rows.setdefault(label, {"auc": [], "tpr@0.1%": [], "tpr@1%": [],
                                               "time_s": [], "cpu_s": []})
-                row["auc"].append(auc(r.scores, r.labels))
-                row["tpr@0.1%"].append(tpr_at_fpr(r.scores, r.labels, 0.001))
-                row["tpr@1%"].append(tpr_at_fpr(r.scores, r.labels, 0.01))
+                append_metrics(row, r.scores, r.labels)
                 row["time_s"].append(dt)
                 row["cpu_s"].append(dc)
                 log(f"  {label:18s} AUC {row['auc'][-1]:.3f} TPR@1% {row['tpr@1%'][-1]:.3f} "

@@ -62,3 +62,25 @@ def data_root() -> Path:
     if not root.is_dir():
         pytest.skip(f"no data root at {root}")
     return root
+
+
+@pytest.fixture
+def record_seeds(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - a patching function
+    """Patch ``module.name`` to record the ``seed`` keyword of every call, then call it.
+
+    Returns a function ``patch(module, name) -> list`` whose list grows with each call: the
+    pool tests count trainings with it.
+    """
+
+    def patch(module: object, name: str) -> list[int]:
+        calls: list[int] = []
+        real = getattr(module, name)
+
+        def counted(*args: object, **kwargs: object) -> object:
+            calls.append(kwargs["seed"])  # type: ignore[arg-type]
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+        return calls
+
+    return patch

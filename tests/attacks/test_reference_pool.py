@@ -12,16 +12,6 @@ from graphleaks.audit import run_audit
 ATTACKS = ["rmia_mia", "base_mia", "gbase_mia"]
 
 
-def _counting(monkeypatch):
-    calls = []
-    real = ref_mod.train_on_nodes
-
-    def counted(*args, **kwargs):
-        calls.append(kwargs["seed"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(ref_mod, "train_on_nodes", counted)
-    return calls
 
 
 def _view(trained_target, pool=None):
@@ -39,8 +29,8 @@ def _refs(tv, num, epochs=3, online=False):
                                     max_epochs=epochs, rngs=Rngs.from_seed(0))
 
 
-def test_one_audit_trains_each_reference_once(trained_target, monkeypatch):
-    calls = _counting(monkeypatch)
+def test_one_audit_trains_each_reference_once(trained_target, record_seeds):
+    calls = record_seeds(ref_mod, "train_on_nodes")
     joint = run_audit(trained_target, ATTACKS, seed=0, n_bootstrap=20)
     # all three use the default 2 offline references: one pair, trained once for the audit
     assert len(calls) == 2 and len(set(calls)) == 2
@@ -54,8 +44,8 @@ def test_one_audit_trains_each_reference_once(trained_target, monkeypatch):
     assert len(calls) == 2 + 3 * 2
 
 
-def test_larger_budget_reuses_the_first_pairs(trained_target, monkeypatch):
-    calls = _counting(monkeypatch)
+def test_larger_budget_reuses_the_first_pairs(trained_target, record_seeds):
+    calls = record_seeds(ref_mod, "train_on_nodes")
     pool = ReferencePool(3)
     tv = _view(trained_target, pool)
     two = _refs(tv, 2)
@@ -73,10 +63,10 @@ def test_larger_budget_reuses_the_first_pairs(trained_target, monkeypatch):
     assert five.shared_note is not None and five.notes[-1] == five.shared_note
 
 
-def test_key_separates_models(trained_target, monkeypatch):
+def test_key_separates_models(trained_target, record_seeds):
     import dataclasses
 
-    calls = _counting(monkeypatch)
+    calls = record_seeds(ref_mod, "train_on_nodes")
     pool = ReferencePool(3)
     tv = _view(trained_target, pool)
     base = _refs(tv, 1)
@@ -117,11 +107,11 @@ def test_key_covers_population_and_mechanism(trained_target):
     assert len(keys) == 7
 
 
-def test_outside_an_audit_each_attack_trains_its_own(trained_target, monkeypatch):
+def test_outside_an_audit_each_attack_trains_its_own(trained_target, record_seeds):
     from graphleaks.attacks.harness import run_attack
     from graphleaks.attacks.rmia_mia import RMIAMIA
 
-    calls = _counting(monkeypatch)
+    calls = record_seeds(ref_mod, "train_on_nodes")
     r = run_attack(RMIAMIA(num_references=2, ref_epochs=3), trained_target, seed=0)
     assert len(calls) == 2 and not any("shared" in n for n in r.notes)
     run_attack(RMIAMIA(num_references=2, ref_epochs=3), trained_target, seed=0)
@@ -129,8 +119,8 @@ def test_outside_an_audit_each_attack_trains_its_own(trained_target, monkeypatch
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
-def test_online_references_are_never_pooled(trained_target, monkeypatch, attack):
-    calls = _counting(monkeypatch)
+def test_online_references_are_never_pooled(trained_target, record_seeds, attack):
+    calls = record_seeds(ref_mod, "train_on_nodes")
     pool = ReferencePool(3)
     tv = _view(trained_target, pool)
     first = _refs(tv, 2, online=True)
@@ -145,10 +135,10 @@ def test_online_references_are_never_pooled(trained_target, monkeypatch, attack)
     assert not any("shared within the audit" in n for n in report.attacks[0].notes)
 
 
-def test_tuned_scale_with_pooled_odd_budget(trained_target, monkeypatch):
+def test_tuned_scale_with_pooled_odd_budget(trained_target, record_seeds):
     from graphleaks.audit.suite import Suite
 
-    calls = _counting(monkeypatch)
+    calls = record_seeds(ref_mod, "train_on_nodes")
     cfg = {"num_references": 3, "ref_epochs": 3, "tune_scale": True}
     suite = Suite("t", 20, {"base_mia": cfg, "gbase_mia": {**cfg, "num_samples": 2}}, "test")
     joint = run_audit(trained_target, ["base_mia", "gbase_mia"], seed=0, suite=suite)

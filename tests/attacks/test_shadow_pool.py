@@ -18,20 +18,10 @@ def _population(trained_target):
     return tv.population()[0], trained_target.spec, trained_target.num_classes
 
 
-def _counting(monkeypatch):
-    calls = []
-    real = shadow_mod.train_shadow
-
-    def counted(*args, **kwargs):
-        calls.append(kwargs["seed"])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(shadow_mod, "train_shadow", counted)
-    return calls
 
 
-def test_pool_trains_once_per_configuration(trained_target, monkeypatch):
-    calls = _counting(monkeypatch)
+def test_pool_trains_once_per_configuration(trained_target, record_seeds):
+    calls = record_seeds(shadow_mod, "train_shadow")
     pop, spec, c = _population(trained_target)
     spec = dataclasses.replace(spec, epochs=5)
     pool = ShadowPool(7)
@@ -53,8 +43,8 @@ def test_pool_trains_once_per_configuration(trained_target, monkeypatch):
     assert torch.equal(again.model(x, again.edges), a.model(x, a.edges))
 
 
-def test_audit_shares_one_shadow(trained_target, monkeypatch):
-    calls = _counting(monkeypatch)
+def test_audit_shares_one_shadow(trained_target, record_seeds):
+    calls = record_seeds(shadow_mod, "train_shadow")
     both = run_audit(trained_target, ["confidence_mia", "shadow_mia"], seed=0, n_bootstrap=20)
     assert len(calls) == 1
     for report in both.attacks:
@@ -69,10 +59,10 @@ def test_audit_shares_one_shadow(trained_target, monkeypatch):
         assert a.notes == b.notes
 
 
-def test_outside_an_audit_each_attack_trains_its_own(trained_target, monkeypatch):
+def test_outside_an_audit_each_attack_trains_its_own(trained_target, record_seeds):
     from graphleaks.attacks.confidence_mia import ConfidenceMIA
     from graphleaks.attacks.harness import run_attack
 
-    calls = _counting(monkeypatch)
+    calls = record_seeds(shadow_mod, "train_shadow")
     r = run_attack(ConfidenceMIA(), trained_target, seed=0)
     assert len(calls) == 1 and not any("shared" in n for n in r.notes)
