@@ -216,6 +216,14 @@ def epsilon_lower_bound(
         thresholds = np.array([float(threshold)])
     k_pos = n_pos - np.searchsorted(pos, thresholds, side="left")  # members flagged
     k_neg = n_neg - np.searchsorted(neg, thresholds, side="left")  # non-members flagged
+    # Both forms grow with k_pos and shrink with k_neg. A threshold that flags no fewer
+    # non-members than the next lower one flags as many, and at most as many members: it is
+    # never better, and on a tie argmax already returns the lower one. Dropping it leaves the
+    # bound and its threshold unchanged and skips the Clopper-Pearson quantiles (scipy's
+    # beta.ppf, most of the cost on millions of candidates) of every such threshold.
+    needed = np.ones(len(thresholds), dtype=bool)
+    needed[1:] = k_neg[1:] != k_neg[:-1]
+    thresholds, k_pos, k_neg = thresholds[needed], k_pos[needed], k_neg[needed]
     tpr_lo, _ = _cp_bounds(k_pos, n_pos, conf)
     _, fpr_hi = _cp_bounds(k_neg, n_neg, conf)
     # Clopper-Pearson is symmetric: the upper bound for n - k failures is 1 - (lower bound for

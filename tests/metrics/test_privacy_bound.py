@@ -105,3 +105,42 @@ def test_bad_arguments() -> None:
         epsilon_lower_bound(PERFECT, Y, confidence=0.0)
     with pytest.raises(DataError):
         epsilon_lower_bound(PERFECT, np.ones(2000))
+
+
+def _bound_at_every_threshold(scores, labels, delta, confidence):  # noqa: ANN001, ANN202
+    """The bound maximised over every distinct score, with no threshold skipped."""
+    from graphleaks.metrics import privacy_bound as pb
+
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels).astype(bool)
+    pos, neg = np.sort(s[y]), np.sort(s[~y])
+    t = np.unique(s)
+    k_pos = len(pos) - np.searchsorted(pos, t, side="left")
+    k_neg = len(neg) - np.searchsorted(neg, t, side="left")
+    tpr_lo, _ = pb._cp_bounds(k_pos, len(pos), confidence)
+    _, fpr_hi = pb._cp_bounds(k_neg, len(neg), confidence)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(tpr_lo > delta, np.log((tpr_lo - delta) / fpr_hi), -np.inf)
+        b = np.where(1 - fpr_hi > delta, np.log((1 - fpr_hi - delta) / (1 - tpr_lo)), -np.inf)
+    ia, ib = int(np.argmax(a)), int(np.argmax(b))
+    if a[ia] >= b[ib] - 1e-12:
+        return max(float(a[ia]), 0.0), float(t[ia]), "tpr/fpr"
+    return max(float(b[ib]), 0.0), float(t[ib]), "tnr/fnr"
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_skipped_thresholds_change_neither_bound_nor_threshold(case: int) -> None:
+    """Skipping thresholds that cannot win gives the same bound, threshold and form as
+    evaluating every distinct score (ties, rounded scores and both forms included)."""
+    rng = np.random.default_rng(case)
+    n = int(rng.integers(2, 400))
+    labels = rng.integers(0, 2, n)
+    labels[:2] = [0, 1]
+    scores = rng.normal(size=n) + labels * rng.uniform(0, 3)
+    if case % 2:
+        scores = np.round(scores, 1)  # many ties between and within the classes
+    if case % 5 == 0:
+        scores = -scores  # members score low: the tnr/fnr form wins
+    delta = [0.0, 1e-5, 0.05][case % 3]
+    got = epsilon_lower_bound(scores, labels, delta=delta, confidence=0.95)
+    want = _bound_at_every_threshold(scores, labels, delta, 0.95)
+    assert (got.epsilon_lb, got.threshold, got.form) == want
