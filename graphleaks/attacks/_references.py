@@ -37,7 +37,12 @@ from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
-from graphleaks.attacks._shadow import KnownMechanism, mechanism_note, train_on_nodes
+from graphleaks.attacks._shadow import (
+    KnownMechanism,
+    mechanism_key,
+    mechanism_note,
+    train_on_nodes,
+)
 from graphleaks.attacks.base import TargetView
 from graphleaks.attacks.lira_mia import _paired_halves
 from graphleaks.errors import InvalidConfigError
@@ -206,10 +211,8 @@ class _Sources:
                     self.labels[torch.as_tensor(self.aux)].numpy()):
             h.update(f"{arr.dtype}:{arr.shape}".encode())
             h.update(np.ascontiguousarray(arr).tobytes())
-        mech = self.mechanism
         return (fingerprint(self.population), self.population.num_nodes, self.name,
-                h.hexdigest()[:16],
-                None if mech is None else (mech.defense, repr(sorted(mech.config.items()))),
+                h.hexdigest()[:16], mechanism_key(self.mechanism),
                 repr(self.spec), self.num_classes, self.max_epochs)
 
 
@@ -239,7 +242,6 @@ class ReferencePool:
     def __init__(self, seed: int) -> None:
         self.seed = int(seed)
         self._models: dict[tuple[Any, ...], tuple[nn.Module, np.ndarray]] = {}
-        self.trained = 0
 
     def __len__(self) -> int:
         return len(self._models)
@@ -262,7 +264,6 @@ class ReferencePool:
                 self._models[key] = (sources.train(nodes, local,
                                                    derive_seed(self.seed, "reference", i)),
                                      nodes)
-                self.trained += 1
             model, nodes = self._models[key]
             models.append(model)
             members.append(nodes)

@@ -186,6 +186,13 @@ def train_shadow(
                         nonmembers=np.concatenate([split.test, split.aux]), edges=edges)
 
 
+def mechanism_key(mechanism: KnownMechanism | None) -> tuple[str, str] | None:
+    """A hashable record of a known mechanism (name and config), for model-cache keys."""
+    if mechanism is None:
+        return None
+    return mechanism.defense, repr(sorted(mechanism.config.items()))
+
+
 class ShadowPool:
     """Shadow models shared by the attacks of one audit run (owned by the run, not global).
 
@@ -230,11 +237,10 @@ class ShadowPool:
         """
         from graphleaks.data.graph import fingerprint
 
-        mech = mechanism_of(population)
         name = getattr(population, "name", None) if "name" in population else None
         seed = self.seed_of(index)
         key = (fingerprint(population), population.num_nodes, name,
-               None if mech is None else (mech.defense, repr(sorted(mech.config.items()))),
+               mechanism_key(mechanism_of(population)),
                repr(spec), num_classes, member_frac, val_frac, seed)
         if key not in self._models:
             self._models[key] = train_shadow(population, spec, num_classes, seed=seed,

@@ -265,31 +265,26 @@ def _sample_node_pairs(spec: NodePairsSpec, target: TrainedTarget, seed: int,
     degree = np.bincount(edges[0].numpy(), minlength=n)
     rng = np.random.default_rng(seed)
     sampler, why = spec.sampler, ""
-    if sampler == "random":
-        nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
-                             high=spec.degree_high, rng=rng)
-        note = f"node sampler random: {len(nodes):,} uniform nodes"
-    else:
+    if sampler != "random":
         pool = degree_pool(degree, spec.sample_type, low=spec.degree_low, high=spec.degree_high)
         in_pool = np.zeros(n, dtype=bool)
         in_pool[pool] = True
         und = undirected_pairs(edges)
         und = und[in_pool[und[:, 0]] & in_pool[und[:, 1]]]
+    if sampler == "auto":
         expected = expected_positive_pairs(len(pool), len(und), spec.n_nodes)
-        if sampler == "auto":
-            sampler = ("random" if expected >= AUTO_MIN_EXPECTED_POSITIVES
-                       else "edge_seeded")
-            why = (f" (auto: a random sample expects {expected:.2f} positive pairs, "
-                   f"{'>=' if sampler == 'random' else '<'} {AUTO_MIN_EXPECTED_POSITIVES:g})")
-        if sampler == "random":
-            nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
-                                 high=spec.degree_high, rng=rng)
-            note = f"node sampler random{why}: {len(nodes):,} uniform nodes"
-        else:
-            k = max(1, round(spec.seed_share * spec.n_nodes / 2))
-            nodes, n_seed = edge_seeded_nodes(und, pool, spec.n_nodes, k, rng)
-            note = (f"node sampler edge_seeded{why}: endpoints of {min(k, len(und)):,} random "
-                    f"private edges ({n_seed:,} nodes) + {len(nodes) - n_seed:,} uniform nodes")
+        sampler = "random" if expected >= AUTO_MIN_EXPECTED_POSITIVES else "edge_seeded"
+        why = (f" (auto: a random sample expects {expected:.2f} positive pairs, "
+               f"{'>=' if sampler == 'random' else '<'} {AUTO_MIN_EXPECTED_POSITIVES:g})")
+    if sampler == "random":
+        nodes = sample_nodes(degree, spec.n_nodes, spec.sample_type, low=spec.degree_low,
+                             high=spec.degree_high, rng=rng)
+        note = f"node sampler random{why}: {len(nodes):,} uniform nodes"
+    else:
+        k = max(1, round(spec.seed_share * spec.n_nodes / 2))
+        nodes, n_seed = edge_seeded_nodes(und, pool, spec.n_nodes, k, rng)
+        note = (f"node sampler edge_seeded{why}: endpoints of {min(k, len(und)):,} random "
+                f"private edges ({n_seed:,} nodes) + {len(nodes) - n_seed:,} uniform nodes")
     pairs = all_pairs(nodes)
     public = public_edge_keys(target)
     if len(public):

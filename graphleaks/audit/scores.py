@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from graphleaks._arrays import unique_sorted
+from graphleaks.attacks._pairs import edge_keys
 from graphleaks.attacks.base import AttackResult, Task
 from graphleaks.models.target import TrainedTarget
 
@@ -68,11 +68,8 @@ def node_attributes(target: TrainedTarget) -> tuple[np.ndarray, np.ndarray, np.n
     """Degree, class and split part of every node of the target's graph."""
     g = target.graph
     n = int(g.num_nodes)
-    ei = g.edge_index.numpy().astype(np.int64)
-    # count each undirected edge once per endpoint, whether stored once or twice (one sort
-    # of int64 keys: a row-wise unique of 10M pairs costs several seconds at 1M nodes)
-    lo, hi = np.minimum(ei[0], ei[1]), np.maximum(ei[0], ei[1])
-    keys = unique_sorted((lo * np.int64(n) + hi)[lo != hi])
+    # count each undirected edge once per endpoint, whether stored once or twice
+    keys = edge_keys(g.edge_index, n)
     degree = (np.bincount(keys // n, minlength=n) + np.bincount(keys % n, minlength=n))
     y = g.y.numpy() if getattr(g, "y", None) is not None else np.full(n, -1)
     part = np.full(n, "other", dtype=object)
