@@ -66,6 +66,17 @@ class UserSetup:
     kwargs: dict
     folder: Path
 
+    def write_graph(self, folder: Path) -> list[str]:
+        """Write the graph as the CLI reads it; returns its ``--edges/--features/--labels``."""
+        g = self.graph
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "edges.csv").write_text(
+            "src,dst\n" + "\n".join(f"{a},{b}" for a, b in g.edge_index.numpy().T))
+        np.save(folder / "x.npy", g.x.numpy())
+        (folder / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
+        return ["--edges", str(folder / "edges.csv"), "--features", str(folder / "x.npy"),
+                "--labels", str(folder / "y.csv")]
+
 
 def make_user_setup(folder: Path) -> UserSetup:
     """Train the user's model (overfit: few members, wide layer) and import its module."""

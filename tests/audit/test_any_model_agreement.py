@@ -26,17 +26,6 @@ def _read_scores(path: Path) -> dict[int, tuple[float, int]]:
     return {int(r["node"]): (float(r["score"]), int(r["label"])) for r in rows}
 
 
-def _files(s, folder: Path) -> list[str]:  # noqa: ANN001
-    g = s.graph
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "edges.csv").write_text(
-        "src,dst\n" + "\n".join(f"{a},{b}" for a, b in g.edge_index.numpy().T))
-    np.save(folder / "x.npy", g.x.numpy())
-    (folder / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
-    return ["--edges", str(folder / "edges.csv"), "--features", str(folder / "x.npy"),
-            "--labels", str(folder / "y.csv")]
-
-
 def _cli(*args: str) -> None:
     r = CliRunner().invoke(app, ["audit", "--attack", "confidence_mia", "--seed", str(SEED),
                                  "--n-bootstrap", "50", "--quiet", *args])
@@ -48,7 +37,7 @@ def test_four_ways_in_give_identical_confidence_scores(user_setup, tmp_path):  #
     (tmp_path / "m.txt").write_text("\n".join(str(i) for i in s.members))
     (tmp_path / "n.txt").write_text("\n".join(str(i) for i in s.non_members))
     sets = ["--members", str(tmp_path / "m.txt"), "--non-members", str(tmp_path / "n.txt")]
-    graph = _files(s, tmp_path / "g")
+    graph = s.write_graph(tmp_path / "g")
 
     # 1. the Python API (what audit_model runs), keeping each candidate's score
     target = model_target(s.model, s.graph, s.members, s.non_members, seed=SEED)

@@ -104,17 +104,11 @@ def test_bad_population_is_one_line(user_setup, change, match):  # noqa: ANN001
 def _files(s, folder: Path) -> list[str]:  # noqa: ANN001
     from graphleaks.models.foreign import export_pt2
 
-    g = s.graph
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "edges.csv").write_text(
-        "src,dst\n" + "\n".join(f"{a},{b}" for a, b in g.edge_index.numpy().T))
-    np.save(folder / "x.npy", g.x.numpy())
-    (folder / "y.csv").write_text("\n".join(str(v) for v in g.y.tolist()))
+    graph = s.write_graph(folder)
     (folder / "m.txt").write_text("\n".join(str(i) for i in s.members))
     (folder / "n.txt").write_text("\n".join(str(i) for i in s.non_members))
-    pt2 = export_pt2(s.model, g.x, g.edge_index, folder / "model.pt2")
-    return ["audit", "--model", str(pt2), "--edges", str(folder / "edges.csv"),
-            "--features", str(folder / "x.npy"), "--labels", str(folder / "y.csv"),
+    pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, folder / "model.pt2")
+    return ["audit", "--model", str(pt2), *graph,
             "--members", str(folder / "m.txt"), "--non-members", str(folder / "n.txt"),
             "--attack", "shadow_mia", "--n-bootstrap", "20", "--quiet", "--seed", "1"]
 
