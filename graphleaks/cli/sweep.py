@@ -39,7 +39,7 @@ def sweep(
     """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
     from graphleaks._progress import progress_display
     from graphleaks.audit.sweep import expand_grid, load_sweep_spec, run_sweep
-    from graphleaks.cli.audit import want_progress
+    from graphleaks.cli.options import want_progress
     from graphleaks.errors import DataError
 
     setup_logging(verbose)
