@@ -96,7 +96,7 @@ def run_model_audit(
     names = budgets.attack_names()
     # one resolution of every --param: canonical owner, declared field types (exit 2 else)
     params = resolve_cli_params(list(budgets.params), attacks=names or list(registry))
-    graph, _ = g.load()
+    graph, ref = g.load()
     n = int(graph.num_nodes)
     mem, non = read_node_ids(m.members, n), read_node_ids(m.non_members, n)
     pop = read_node_ids(m.population, n) if m.population is not None else None
@@ -104,7 +104,8 @@ def run_model_audit(
     target = model_target(loaded, graph, mem, non, output=model_output, model_factory=factory,
                           parameters=factory is not None, seed=budgets.seed, population=pop,
                           model_class=model_class or f"{model.suffix} file")
-    config = {"model": model.name, "model_class": model_class, "model_output": model_output,
+    config = {"model": model.name, "graph": ref.to_dict(), "model_class": model_class,
+              "model_output": model_output,
               "model_kwargs": model_kwargs, "members": m.members.name,
               "non_members": m.non_members.name,
               "population": m.population.name if m.population is not None
