@@ -16,8 +16,11 @@ from graphleaks._outputs import REPORT, check_output_dir
 from graphleaks._params import architecture_owner, config_record
 from graphleaks._progress import progress_display
 from graphleaks.audit.report import write_report
+from graphleaks.audit.results_store import ResultsStore
+from graphleaks.audit.verdict import compact_sweep_rows
 from graphleaks.cli import options as o
 from graphleaks.cli._common import defense_params, resolve_cli_params
+from graphleaks.cli.options import want_progress  # noqa: F401 - its old home, for callers
 from graphleaks.errors import InvalidConfigError
 
 # The attacks, defenses, models and datasets import torch, so they are imported inside the
@@ -158,9 +161,6 @@ def _sweep_rows(path: Path | None) -> Any:
     """The finished rows of a sweep store, for the verdict's advice (None without one)."""
     if path is None:
         return None
-    from graphleaks.audit.results_store import ResultsStore
-    from graphleaks.audit.verdict import compact_sweep_rows
-
     if not path.is_file():
         raise InvalidConfigError(f"--sweep-results {path} does not exist; run graphleaks "
                                  "sweep first or drop the option")

@@ -15,11 +15,11 @@ import typer
 from graphleaks._outputs import REPORT, check_output_dir
 from graphleaks._progress import progress_display
 from graphleaks.audit.report import write_report
-from graphleaks.audit.spec import load_spec
+from graphleaks.audit.spec import load_spec, run_spec
 from graphleaks.cli import options as o
 from graphleaks.cli._common import check_audit_options
 
-# graphleaks.audit.spec imports torch only inside run_spec, so it is imported here at the top.
+# graphleaks.audit.spec imports torch only inside run_spec: imported here at the top.
 
 SpecFile = Annotated[Path, typer.Argument(
     metavar="FILE", help="TOML audit spec (target, attacks, seeds, metrics, gate).",
@@ -47,8 +47,6 @@ def run_spec_audit(spec_file: Path, overrides: dict[str, Any], training: o.Train
     Raises:
         InvalidConfigError: For a bad override or spec (before any work).
     """
-    from graphleaks.audit.spec import run_spec
-
     check_output_dir(output.out, REPORT)  # an unusable --out fails before any training
     spec = load_spec(spec_file)  # a bad spec fails before any work
     device = training.device or "cpu"

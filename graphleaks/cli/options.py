@@ -16,13 +16,22 @@ This module stays torch-free: ``graphleaks audit --help`` imports it.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from graphleaks._params import check_used
+from graphleaks._validation import validate
+from graphleaks.audit.tracking import MlflowTracker
+from graphleaks.audit.verdict import compute_verdict
+from graphleaks.cli._common import check_audit_options, load_graph, setup_logging
 from graphleaks.errors import InvalidConfigError
+
+# The registries of attacks and defenses, and the canary audit, import torch: imported inside
+# the methods that need them, so that `graphleaks audit --help` stays torch-free.
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -80,8 +89,6 @@ class GraphSource:
             InvalidConfigError: For partial or conflicting graph options, or a --data-root
                 given for a graph that reads none.
         """
-        from graphleaks.cli._common import load_graph
-
         graph, ref = load_graph(self.dataset, self.data_root, self.edges, self.features,
                                 self.labels)
         self.check_data_root(ref.kind)
@@ -174,8 +181,6 @@ class AuditBudgets:
         Raises:
             InvalidConfigError: For a bad --n-bootstrap or --query-graph.
         """
-        from graphleaks.cli._common import check_audit_options
-
         check_audit_options(n_bootstrap, query_graph)
         return cls(tuple(attack or ()), suite, tuple(param or ()), n_bootstrap, seed,
                    query_graph)
@@ -188,7 +193,7 @@ class AuditBudgets:
         """
         if not self.attacks:
             return None
-        from graphleaks.attacks import registry  # imports torch: only once an audit runs
+        from graphleaks.attacks import registry
 
         return [registry.get(a).name for a in self.attacks]
 
@@ -255,9 +260,7 @@ class DefenseChoice(_Given):
         Raises:
             InvalidConfigError: For a value the defense does not accept, or one it ignores.
         """
-        from graphleaks._params import check_used
-        from graphleaks._validation import validate
-        from graphleaks.defenses import registry as defenses  # imports torch
+        from graphleaks.defenses import registry as defenses
 
         defense_obj = defenses.get(self.name)(**params)
         validate(defense_obj.config, type(defense_obj).__name__)
@@ -320,8 +323,7 @@ class CanaryChoice:
         """
         if not self.units:
             return []
-        from graphleaks._validation import validate
-        from graphleaks.audit.canary import CanaryConfig, check_unit  # imports torch
+        from graphleaks.audit.canary import CanaryConfig, check_unit
         from graphleaks.defenses import registry as defenses
 
         d = defenses.get(defense)(**params)
@@ -376,12 +378,8 @@ class OutputOptions:
         Raises:
             InvalidConfigError: For --mlflow without the mlflow extra.
         """
-        from graphleaks.cli._common import setup_logging
-
         setup_logging(verbose)
         if mlflow:
-            from graphleaks.audit.tracking import MlflowTracker
-
             MlflowTracker.from_env()  # fails before any work without the extra
         return cls(out, json, quiet, progress, mlflow, verbose)
 
@@ -393,8 +391,6 @@ class OutputOptions:
     def publish(self, report: AuditReport) -> None:
         """Log an audit written to :attr:`out` to MLflow if asked, then print its summary."""
         if self.mlflow:
-            from graphleaks.audit.tracking import MlflowTracker
-
             MlflowTracker.from_env().log_audit(report, self.out)
         print_summary(report, self.out, json_out=self.json, quiet=self.quiet)
 
@@ -402,8 +398,6 @@ class OutputOptions:
 def want_progress(flag: bool | None, *, quiet: bool, json_out: bool) -> bool:
     """Whether to show progress bars: asked for, or stderr is a terminal and output is not
     machine-read (``--json``) or silenced (``--quiet``)."""
-    import sys
-
     if flag is not None:
         return flag and not quiet
     return not quiet and not json_out and sys.stderr.isatty()
@@ -416,8 +410,6 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
         return
     if quiet:
         return
-    from graphleaks.audit.verdict import compute_verdict
-
     typer.echo("Verdict")
     for v in compute_verdict(report):
         typer.echo(f"  {v.line()}")

@@ -453,3 +453,19 @@ def test_an_option_of_another_mode_is_refused(mode, flag, tmp_path):
              for m in owners]
     assert line.startswith(f"error: {flag} belongs to {' or '.join(names)}, not to "), line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_help_lists_the_modes_own_options_each_in_a_panel(mode):
+    group = typer.main.get_command(app).commands["audit"]  # type: ignore[attr-defined]
+    cmd = group if mode == "audit" else group.commands[mode]
+    options = [p for p in cmd.params if p.opts and p.opts[0].startswith("-")
+               and p.name != "help"]
+    assert all(getattr(p, "rich_help_panel", None) for p in options), mode
+    argv = ["audit", "--help"] if mode == "audit" else ["audit", mode, "--help"]
+    r = runner.invoke(app, argv, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    for p in options:
+        assert max(p.opts, key=len) in r.stdout, (mode, p.opts)
+    for panel in {p.rich_help_panel for p in options}:  # type: ignore[attr-defined]
+        assert panel in r.stdout
