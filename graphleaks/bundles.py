@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
+from graphleaks._limits import MAX_JSON_BYTES, loads_bounded
 from graphleaks._outputs import BUNDLE, publish_dir
 from graphleaks.data.graph import fingerprint
 from graphleaks.data.ref import CARRIED_KINDS, DatasetRef
@@ -209,8 +210,9 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise BundleError(f"{root} has no {MANIFEST}; it is not a graphleaks bundle")
     raw = _read_regular(mpath, f"bundle {root}", limit=MAX_MANIFEST_BYTES)
     try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        manifest = loads_bounded(raw, str(mpath), max_bytes=MAX_MANIFEST_BYTES,
+                                 error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         # the message stays generic: the file may not be ours and must not be quoted
         raise BundleError(f"{mpath} is not valid JSON; it is not a graphleaks bundle "
                           "manifest") from None
@@ -285,8 +287,9 @@ def _files(manifest: dict[str, Any], root: Path) -> dict[str, str]:
 def _split(root: Path, sums: dict[str, Any]) -> MembershipSplit:
     data = _read_bundle_file(root, SPLIT, sums)
     try:
-        record = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        record = loads_bounded(data, str(root / SPLIT), max_bytes=MAX_JSON_BYTES,
+                               error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         raise BundleError(f"{root / SPLIT} is not valid JSON") from None
     if not isinstance(record, dict):
         raise BundleError(f"{root / SPLIT} is not a split record")
