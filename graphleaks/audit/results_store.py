@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphleaks._io import csv_cell
 from graphleaks._limits import read_json_bounded
 from graphleaks._registry import canonical_name, normalize_name
 from graphleaks.errors import DataError
@@ -334,5 +335,6 @@ def to_csv(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
     cols = list(flat[0]) if flat else ["config_hash"]
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
-    w.writerows(flat)
+    # string cells only (an error text or dataset name may start with "="); numbers as they are
+    w.writerows({k: csv_cell(v) for k, v in r.items()} for r in flat)
     return buf.getvalue()
