@@ -74,7 +74,8 @@ def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
             if delim == "," and "," not in sample:
                 delim = " "
             reader = csv.reader(fh, delimiter=delim)
-            rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
+            with input_boundary(f"{what} file {path}"):
+                rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
     except (OSError, UnicodeDecodeError, csv.Error):
         # never quote the file: it may be any file on the machine
         raise DataError(f"cannot read {what} file {path}: not a UTF-8 text table") from None
