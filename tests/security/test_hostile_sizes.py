@@ -7,7 +7,6 @@ traceback, nothing written) before anything sized by its claims is allocated.
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 import zipfile
 
