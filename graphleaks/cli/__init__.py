@@ -92,7 +92,8 @@ def _belongs_elsewhere(exc: UsageError) -> str | None:
         return None
     opt, ctx = exc.option_name, exc.ctx
     new = _deprecated.old_spelling_of(opt)
-    if new is not None and ctx.command_path.startswith("graphleaks audit"):
+    in_audit = any(isinstance(c.command, _AuditGroup) for c in (ctx, ctx.parent) if c)
+    if new is not None and in_audit:
         return (f"{opt} is the deprecated spelling of `graphleaks audit {new} FILE`; give one "
                 f"audit mode, as a subcommand, and drop {opt} (see `graphleaks audit {new} "
                 "--help`)")
