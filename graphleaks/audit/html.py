@@ -178,8 +178,9 @@ def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%f
                 continue
             v = est.value
             ci = est.ci or (v, v)
-            ax.errorbar([v], [i], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="#2563eb",
-                        capsize=4)
+            # clipped at 0: an interval read from an older report may miss its estimate
+            ax.errorbar([v], [i], xerr=[[max(0.0, v - ci[0])], [max(0.0, ci[1] - v)]],
+                        fmt="o", color="#2563eb", capsize=4)
         base = {"auc": 0.5, "max_advantage": 0.0}.get(m)
         if m.startswith("tpr@"):
             base = {"tpr@0.1%fpr": 0.001, "tpr@1%fpr": 0.01, "tpr@10%fpr": 0.1}[m]

@@ -57,6 +57,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # help texts are plain text: rich markup would eat "graphleaks[mlflow]", "[gate]" and
+    # "ATTACK[SLICE]" as style tags
+    rich_markup_mode=None,
 )
 
 
