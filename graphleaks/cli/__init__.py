@@ -152,6 +152,6 @@ def main() -> None:
 
         if os.environ.get("GRAPHLEAKS_DEBUG"):
             traceback.print_exc()
-        typer.echo(f"internal error: {type(exc).__name__}: {one_line(str(exc))} (set GRAPHLEAKS_DEBUG=1 for "
-                   "the traceback)", err=True)
+        typer.echo(f"internal error: {type(exc).__name__}: {one_line(str(exc))} (set "
+                   "GRAPHLEAKS_DEBUG=1 for the traceback)", err=True)
         sys.exit(EXIT_RUNTIME)
