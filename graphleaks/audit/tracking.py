@@ -92,7 +92,7 @@ def check_tracking_uri(uri: str, *, default: bool = False) -> str:
     """
     scheme = _scheme(uri)
     if scheme.split("+")[0] in DB_SCHEMES:
-        if importlib.util.find_spec("sqlalchemy") is None:
+        if not _has_sqlalchemy():
             what = (f"MLFLOW_TRACKING_URI is unset, and MLflow's default store "
                     f"{shown_uri(uri)}" if default else
                     f"the MLflow store MLFLOW_TRACKING_URI={shown_uri(uri)}")
@@ -104,6 +104,11 @@ def check_tracking_uri(uri: str, *, default: bool = False) -> str:
         raise InvalidConfigError(f"--mlflow: MLFLOW_TRACKING_URI={shown_uri(uri)} has an "
                                  f"unknown scheme {scheme!r}; {_USE_INSTEAD}")
     return scheme
+
+
+def _has_sqlalchemy() -> bool:
+    """Whether MLflow's database stores can load (the full ``mlflow`` package brings it)."""
+    return importlib.util.find_spec("sqlalchemy") is not None
 
 
 @contextmanager
