@@ -358,11 +358,3 @@ def append_output_file(path: Path, text: str, *, flag: str) -> None:
                                      "a real file path")
         fh.write(text)
 
-
-def contains(marker: bytes) -> Recogniser:
-    """A recogniser for :func:`check_output_file`: the file's head holds ``marker``.
-
-    Only for markers that cannot occur by accident in someone else's file (e.g. a PNG text
-    chunk with graphleaks' software tag); text outputs use an exact head instead.
-    """
-    return lambda head: marker in head
