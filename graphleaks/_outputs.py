@@ -357,4 +357,3 @@ def append_output_file(path: Path, text: str, *, flag: str) -> None:
             raise InvalidConfigError(f"{flag} {_printable(path)} is not a regular file; give "
                                      "a real file path")
         fh.write(text)
-
