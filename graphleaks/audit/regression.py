@@ -31,7 +31,7 @@ from graphleaks.audit.spec import (
     check_threshold,
     is_metric,
 )
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError, one_line
 
 if TYPE_CHECKING:
     from graphleaks.audit.report import AuditReport
@@ -226,6 +226,10 @@ def parse_threshold_option(item: str, known_attacks: Collection[str] = ()) -> Th
         InvalidConfigError: On bad syntax, an unknown metric or attack, or a limit outside
             [0, 1].
     """
+    if not item.isprintable():
+        # a newline or terminal escape in a slice key or limit: refused, and never echoed raw
+        raise InvalidConfigError(f"--max {one_line(repr(item))} holds a control character "
+                                 "(a newline, tab or escape); type the threshold on one line")
     key, sep, raw = item.rpartition("=")  # the last '=': slice keys may hold one
     if not sep:
         raise InvalidConfigError(f"--max {item!r} must look like METRIC=LIMIT or "
