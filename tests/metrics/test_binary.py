@@ -278,3 +278,32 @@ def test_binary_metrics_rejects_bad_config() -> None:
         binary_metrics(TINY_S, TINY_Y, confidence=1.0, seed=0)
     with pytest.raises(InvalidConfigError):
         binary_metrics(TINY_S, TINY_Y, fpr_points=(2.0,), seed=0)
+
+
+def test_auc_near_one_gets_the_score_interval_not_a_collapsed_bootstrap() -> None:
+    # 31 positives above all but one of 5000 negatives: AUC 0.9999, the percentile bootstrap
+    # piles up against 1 ([1.000, 1.000] at three decimals)
+    s = np.concatenate([np.linspace(0.9, 1.0, 31), np.linspace(0.0, 0.8, 4999), [0.95]])
+    y = np.concatenate([np.ones(31), np.zeros(5000)])
+    m = binary_metrics(s, y, n_bootstrap=200, seed=0)
+    assert 0.9998 < m.auc.value < 1.0
+    assert m.auc.method == "newcombe-score-auc"
+    assert round(m.auc.lo, 3) < 0.99 and m.auc.hi <= 1.0
+    boot = binary_metrics(s, y, n_bootstrap=200, seed=0, analytic_above=None)
+    assert boot.auc.method == "newcombe-score-auc"  # the rule does not depend on the size cap
+    # far from the boundary the bootstrap stays (golden reports unchanged)
+    rng = np.random.default_rng(0)
+    yy = np.r_[np.ones(50), np.zeros(50)]
+    far = binary_metrics(rng.normal(size=100) + yy, yy, n_bootstrap=50, seed=0)
+    assert 0.6 < far.auc.value < 0.9
+    assert far.auc.method == "percentile-bootstrap"
+
+
+def test_miscalibrated_flag_follows_the_auc_interval() -> None:
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(200), np.zeros(200)]
+    s = rng.normal(size=400) - 1.0 * y  # inverted scores
+    m = binary_metrics(s, y, n_bootstrap=100, seed=0)
+    assert m.auc.hi < 0.5 and m.miscalibrated and m.to_dict()["miscalibrated"] is True
+    ok = binary_metrics(-s, y, n_bootstrap=100, seed=0)
+    assert not ok.miscalibrated and ok.to_dict()["miscalibrated"] is False
