@@ -1,7 +1,9 @@
 """``graphleaks check``: the CI privacy gate.
 
 Exit codes: 0 every check passed; 3 a threshold was crossed; 2 bad input (unreadable
-report, unknown metric, threshold outside [0, 1], report of a newer schema version).
+report, unknown metric, threshold outside [0, 1], report of a newer schema version, a
+baseline audited on another graph). A baseline of another model on the same graph gates
+with one ``warning:`` line on stderr.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ def check(
         baseline_path = baseline
     base = load_report(baseline_path) if baseline_path is not None else None
     result = check_report(data, gate, base)
+    for note in result.notes:  # e.g. a baseline of another model on the same graph
+        typer.echo(f"warning: {note}", err=True)
     md = render_gate_markdown(result)
     if junit is not None:
         write_junit(result, junit)
