@@ -24,8 +24,8 @@ import numpy.typing as npt
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics._core import check_binary
 
-__all__ = ["RANDOM_MEMBER_UNITS", "TESTED_UNITS", "EpsilonBound", "clopper_pearson", "compare_with_claim",
-           "epsilon_lower_bound"]
+__all__ = ["RANDOM_MEMBER_UNITS", "TESTED_UNITS", "EpsilonBound", "clopper_pearson",
+           "compare_with_claim", "epsilon_lower_bound"]
 
 #: The privacy unit each task's challenge tests: a membership challenge includes or excludes
 #: one node, a link challenge one edge.
