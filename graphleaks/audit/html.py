@@ -431,8 +431,9 @@ def _gate_section(gate: Any) -> str:
            "confidence bound.</p><table><tr><th></th><th>attack</th><th>metric</th>"
            "<th>kind</th><th>gated</th><th>limit</th></tr>"]
     for c in gate.checks:
-        badge = '<span class="badge ok">ok</span>' if c.passed else \
-            '<span class="badge bad">crossed</span>'
+        badge = ('<span class="badge warn">not gated</span>' if not getattr(c, "gated", True)
+                 else '<span class="badge ok">ok</span>' if c.passed
+                 else '<span class="badge bad">crossed</span>')
         out.append(f"<tr><td>{badge}</td><td>{_e(c.attack)}</td><td>{_e(c.metric)}</td>"
                    f"<td>{_e(c.kind)}</td><td class=\"num\">{_f(c.observed, 4)}</td>"
                    f"<td class=\"num\">{_f(c.limit, 4)}</td></tr>")
