@@ -187,7 +187,8 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
             state = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as exc:  # the unpickler's refusal or a corrupt file
         raise DataError(f"state_dict file {p} could not be loaded safely ({_kind(exc)}: not "
-                        "plain tensors, or corrupt); save model.state_dict() with torch.save or safetensors") from exc
+                        "plain tensors, or corrupt); save model.state_dict() with torch.save or "
+                        "safetensors") from exc
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"],
                                                                          dict):
         state = state["state_dict"]

@@ -286,7 +286,8 @@ class _Reader:
         version = self._text(c.ARCHIVE_VERSION_PATH, 64)
         if version is None or version.strip() != c.ARCHIVE_VERSION_VALUE:
             raise _Refused("it has no or another archive version (torch.export.save format "
-                           f"{c.ARCHIVE_VERSION_VALUE} of torch {', '.join(CHECKED_TORCH_VERSIONS)})")
+                           f"{c.ARCHIVE_VERSION_VALUE} of torch "
+                           f"{', '.join(CHECKED_TORCH_VERSIONS)})")
         fmt = self._text(c.ARCHIVE_FORMAT_PATH, 64)
         if fmt is not None and fmt.strip() != c.ARCHIVE_FORMAT_VALUE:
             raise _Refused("its archive format is not a torch.export program")
@@ -352,7 +353,7 @@ class _Reader:
                 raise _Refused("it has an entry that runs past the end of the file")
             spans.append((start, end))
         spans.sort()
-        for (_, end), (start, _) in zip(spans, spans[1:]):
+        for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
             if start < end:
                 raise _Refused("it has overlapping entries")
         if len(tops) != 1:
@@ -962,7 +963,7 @@ class _Program:
                     or not isinstance(ni.get("name"), str) or not _IDENT.match(ni["name"])
                     or not (ni.get("kind") is None or type(ni.get("kind")) is int)):
                 raise _Refused("a graph node has a malformed argument")
-            arg = ni.get("arg")
+            arg: dict[str, Any] = ni["arg"] if isinstance(ni.get("arg"), dict) else {}
             names = self._arg(arg, defined, _SCALAR_ARGS | set(_TENSOR_ARGS))
             read |= names
             (key, value), = arg.items()
