@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from torch_geometric.nn import GCNConv
+from torch_geometric.nn import GATConv, GCNConv, SAGEConv
 
 from graphleaks.errors import DataError
 from graphleaks.models.foreign import export_pt2, load_pt2
@@ -151,10 +151,27 @@ def _refused(sandbox, evil: Path, match: str | None = None) -> str:
 # ---------------------------------------------------------------- positive cases
 
 
-def test_dynamic_and_static_exports_load_and_agree_with_the_module(clean_pt2, net, tmp_path):
+class _Layers(torch.nn.Module):
+    def __init__(self, conv: type) -> None:
+        super().__init__()
+        kw = {"heads": 2, "concat": False} if conv is GATConv else {}
+        self.c1 = conv(8, 16, **kw)
+        self.c2 = conv(16, 3, **kw)
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        h = F.dropout(F.relu(self.c1(x, edge_index)), p=0.5, training=self.training)
+        return F.log_softmax(self.c2(h, edge_index), dim=1)
+
+
+@pytest.mark.parametrize("conv", [GCNConv, pytest.param(SAGEConv, marks=pytest.mark.slow),
+                                  pytest.param(GATConv, marks=pytest.mark.slow)])
+def test_dynamic_and_static_exports_load_and_agree_with_the_module(tmp_path, conv):
+    torch.manual_seed(0)
+    net = _Layers(conv).eval()
+    dynamic = export_pt2(net, *_graph(), tmp_path / "dynamic.pt2")
     static = tmp_path / "static.pt2"
     torch.export.save(torch.export.export(net, _graph()), str(static))
-    for path, graphs in ((clean_pt2, [_graph(), _graph(25, 60)]), (static, [_graph()])):
+    for path, graphs in ((dynamic, [_graph(), _graph(25, 60)]), (static, [_graph()])):
         loaded = load_pt2(path)
         for x, ei in graphs:
             torch.testing.assert_close(loaded(x, ei), net(x, ei), rtol=1e-5, atol=1e-5)
