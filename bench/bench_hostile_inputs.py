@@ -184,7 +184,7 @@ def fam_nested_kwargs(d: Path, opts: list[str]) -> list[str]:
 
 FAMILIES: dict[str, tuple[Callable[[Path, list[str]], list[str]], str]] = {
     "pt2 ~1 MB, deflated 1 GiB weight": (fam_pt2_deflated, "deflated.pt2"),
-    "pt2 ~10 kB declaring 1 GiB": (fam_pt2_declared, "declared.pt2"),
+    "pt2 declaring 1 GiB, empty record": (fam_pt2_declared, "declared.pt2"),
     "npz scores bomb (0.5 MB)": (fam_npz_bomb, "bomb.npz"),
     "npy header shape 3e9 x 8": (fam_npy_header, "huge.npy"),
     "embed edge to node 1e15": (fam_embed_far_node, "far.csv"),
