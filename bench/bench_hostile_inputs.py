@@ -7,8 +7,8 @@ code, its peak RSS (``getrusage(RUSAGE_CHILDREN).ru_maxrss`` read around each ch
 CPU time (user + system) and its wall time, beside a baseline child that only imports
 graphleaks. A family that is not yet fixed still prints its figures (no exception).
 
-Families: a ~1 MB ``.pt2`` whose weight record deflates 1 GiB of zeros; a ~10 kB ``.pt2``
-declaring a 1 GiB weight over an empty record; a 0.5 MB ``.npz`` scores bomb for
+Families: a ~1 MB ``.pt2`` whose weight record deflates 1 GiB of zeros; a ~50 kB ``.pt2``
+(a real export) declaring a 1 GiB weight over an empty record; a 0.5 MB ``.npz`` scores bomb for
 ``audit --scores``; a ``.npy`` whose header declares a huge shape; ``embed --edges`` with an
 edge to node 10^15; a deeply nested ``--model-kwargs``.
 
