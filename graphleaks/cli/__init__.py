@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from typer._click.core import Command, Context  # typer vendors click (no separate package)
 from typer._click.exceptions import ClickException, NoSuchOption, UsageError
-from typer.core import TyperArgument, TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from graphleaks.cli import _deprecated
 from graphleaks.cli import audit as _audit
@@ -29,7 +29,7 @@ from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
 from graphleaks.cli import sweep as _sweep
 from graphleaks.cli import train as _train
-from graphleaks.errors import GraphleaksError
+from graphleaks.errors import GraphleaksError, one_line
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_THRESHOLD = 0, 1, 2, 3
 
@@ -51,12 +51,16 @@ class _OneLineUsageGroup(TyperGroup):
             where = exc.ctx.command_path if exc.ctx is not None else "graphleaks"
             msg = (_belongs_elsewhere(exc) or
                    f"{' '.join(exc.format_message().split())} (see `{where} --help`)")
-            typer.echo(f"error: {msg}", err=True)
+            typer.echo(f"error: {one_line(msg)}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
     def resolve_command(self, ctx: Context, args: list[str]) -> Any:
         """An old command name (``audit-embeddings``) runs its new spelling."""
         return super().resolve_command(ctx, _deprecated.rewrite_command_args(args))
+
+
+# The audit commands keep Rich help, whatever the app's: its panels group each mode's options
+# (plain help would list them in one block); their help texts escape their brackets.
 
 
 class _AuditGroup(TyperGroup):
@@ -65,8 +69,18 @@ class _AuditGroup(TyperGroup):
     The old mode flags (``--model F``) are parsed as their subcommand (``model F``).
     """
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**{**kwargs, "rich_markup_mode": "rich"})
+
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, _deprecated.rewrite_audit_args(args, list(self.commands)))
+
+
+class _AuditCommand(TyperCommand):
+    """An audit mode's command (``graphleaks audit scores``), with Rich help."""
+
+    def __init__(self, name: str | None, **kwargs: Any) -> None:
+        super().__init__(name, **{**kwargs, "rich_markup_mode": "rich"})
 
 
 def _usage(path: str, cmd: Command) -> str:
@@ -115,6 +129,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # help texts are plain text: rich markup would eat "graphleaks[mlflow]", "[gate]" and
+    # "ATTACK[SLICE]" as style tags
+    rich_markup_mode=None,
 )
 
 
@@ -162,7 +179,7 @@ def _one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except GraphleaksError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
@@ -181,7 +198,7 @@ audit_app.callback()(_one_line_errors(_audit.audit))
 for _name, _fn in (("model", _audit_model.audit_model), ("scores", _audit_scores.audit_scores),
                    ("spec", _audit_spec.audit_spec),
                    ("embeddings", _audit_embeddings.audit_embeddings)):
-    audit_app.command(_name)(_one_line_errors(_fn))
+    audit_app.command(_name, cls=_AuditCommand)(_one_line_errors(_fn))
 app.add_typer(audit_app, name="audit")
 register("list", _listing.list_cmd)
 register("embed", _embed.embed)
@@ -198,7 +215,7 @@ def main() -> None:
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except GraphleaksError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         sys.exit(EXIT_USAGE)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -214,6 +231,6 @@ def main() -> None:
 
         if os.environ.get("GRAPHLEAKS_DEBUG"):
             traceback.print_exc()
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set GRAPHLEAKS_DEBUG=1 for "
-                   "the traceback)", err=True)
+        typer.echo(f"internal error: {type(exc).__name__}: {one_line(str(exc))} (set "
+                   "GRAPHLEAKS_DEBUG=1 for the traceback)", err=True)
         sys.exit(EXIT_RUNTIME)

@@ -113,6 +113,7 @@ def run_target_audit(
                     for n in (names or applicable_attacks())] if names or params else None)
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
         defense.check(d_params)
+    output.before_work()  # every option is checked: the MLflow store last, before any work
     with progress_display(output.bars):
         if bundle is not None:
             graph = graph_source.load()[0] if graph_source.given else None

@@ -12,7 +12,7 @@ bad input nothing is written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,18 +57,19 @@ def audit_model(
     and --non-members.
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
-    run_model_audit(model, model_class, model_kwargs, model_output,
-                    o.GraphSource(None, None, edges, features, labels),
-                    o.MembershipFiles(members, non_members, population),
-                    o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    run = run_model_audit(model, model_class, model_kwargs, model_output,
+                          o.GraphSource(None, None, edges, features, labels),
+                          o.MembershipFiles(members, non_members, population),
+                          o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    output.publish(run.report)
 
 
 def run_model_audit(
     model: Path, model_class: str | None, model_kwargs: str | None, model_output: str,
     graph_source: o.GraphSource, membership: o.MembershipFiles, budgets: o.AuditBudgets,
     output: o.OutputOptions,
-) -> None:
-    """Load, check and audit a saved model; write the report and print its summary.
+) -> Any:
+    """Load, check and audit a saved model; write the report; return the audit run.
 
     Raises:
         InvalidConfigError: For missing options, or an unknown format/class.
@@ -112,9 +113,10 @@ def run_model_audit(
               else "every node neither member nor non-member",
               "attacks": names or "all applicable", "suite": the_suite.name,
               "n_bootstrap": budgets.n_bootstrap}
+    output.before_work()  # e.g. open the MLflow store: everything else is checked by now
     with progress_display(output.bars):
         run = audit_target(target, attacks=names, seed=budgets.seed, suite=the_suite,
                            n_bootstrap=budgets.n_bootstrap, config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, output.out, html=True, scores=run.tables)  # all files or none
-    output.publish(run.report)
+    return run

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,16 +45,17 @@ def audit_scores(
     The split is --members and --non-members (default: every other scored node).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
-    run_scores_audit(scores, scores_output, labels, score_ids,
-                     o.MembershipFiles(members, non_members),
-                     o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    run = run_scores_audit(scores, scores_output, labels, score_ids,
+                           o.MembershipFiles(members, non_members),
+                           o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    output.publish(run.report)
 
 
 def run_scores_audit(
     scores: Path, scores_output: str, labels: Path | None, score_ids: Path | None,
     membership: o.MembershipFiles, budgets: o.AuditBudgets, output: o.OutputOptions,
-) -> None:
-    """Validate everything, run the scores-only audit, write the report, print the summary.
+) -> Any:
+    """Validate everything, run the scores-only audit, write the report; return the run.
 
     Every input is checked (options, files, ids, named attacks' capabilities) before any
     attack runs, and the report folder is written all at once or not at all.
@@ -100,6 +101,7 @@ def run_scores_audit(
               "scores_output": scores_output, "attacks": names or "all applicable",
               "suite": the_suite.name, "n_bootstrap": budgets.n_bootstrap,
               **o.file_names(labels=labels, score_ids=score_ids)}
+    output.before_work()  # e.g. open the MLflow store: everything else is checked by now
     with progress_display(output.bars):
         run = audit_scores_run(ns, members=target.split.train, non_members=target.split.test,
                                attacks=names, seed=budgets.seed,
@@ -107,4 +109,4 @@ def run_scores_audit(
                                config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, output.out, html=True, scores=run.tables)
-    output.publish(run.report)
+    return run

@@ -49,6 +49,7 @@ def run_spec_audit(spec_file: Path, overrides: dict[str, Any], training: o.Train
     """
     check_output_dir(output.out, REPORT)  # an unusable --out fails before any training
     spec = load_spec(spec_file)  # a bad spec fails before any work
+    output.before_work()  # an unreachable MLflow store fails before any work too
     device = training.device or "cpu"
     with progress_display(output.bars):
         report = run_spec(spec, device=device, overrides=overrides)

@@ -368,20 +368,32 @@ class OutputOptions:
     progress: bool | None = None
     mlflow: bool = False
     verbose: bool = False
+    tracker: MlflowTracker | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @classmethod
     def parse(cls, out: Path, json: bool = False, quiet: bool = False,
               progress: bool | None = None, mlflow: bool = False,
               verbose: bool = False) -> OutputOptions:
-        """The record of the options; sets up logging, and checks MLflow is installed.
+        """The record of the options; sets up logging, and checks MLflow's URI.
 
         Raises:
-            InvalidConfigError: For --mlflow without the mlflow extra.
+            InvalidConfigError: For --mlflow without the mlflow extra, or with a store URI
+                that cannot work.
         """
         setup_logging(verbose)
-        if mlflow:
-            MlflowTracker.from_env()  # fails before any work without the extra
-        return cls(out, json, quiet, progress, mlflow, verbose)
+        # the URI now; the store itself in before_work, once every other option is checked
+        tracker = MlflowTracker.from_env() if mlflow else None
+        return cls(out, json, quiet, progress, mlflow, verbose, tracker)
+
+    def before_work(self) -> None:
+        """Open the MLflow store, if asked: called once every input is checked, just before
+        the work starts, so that a store that is down fails before any training.
+
+        Raises:
+            InvalidConfigError: For a store that is down or refuses us.
+        """
+        if self.tracker is not None:
+            self.tracker.open()
 
     @property
     def bars(self) -> bool:
@@ -390,8 +402,8 @@ class OutputOptions:
 
     def publish(self, report: AuditReport) -> None:
         """Log an audit written to :attr:`out` to MLflow if asked, then print its summary."""
-        if self.mlflow:
-            MlflowTracker.from_env().log_audit(report, self.out)
+        if self.tracker is not None:
+            self.tracker.log_audit(report, self.out)
         print_summary(report, self.out, json_out=self.json, quiet=self.quiet)
 
 

@@ -217,7 +217,7 @@ def _output_cases(progress: bool = True, mlflow: bool = True) -> dict[str, Case]
                                    effect=lambda res, out, spy: spy["bars"] == [True])
     if mlflow:
         cases["--mlflow"] = Case("output", lambda f: {"--mlflow": True},
-                                 effect=lambda res, out, spy: spy["mlflow"] == [out])
+                                 effect=lambda res, out, spy: spy["mlflow"] == ["open", out])
     return cases
 
 
@@ -370,7 +370,11 @@ def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 
     for module in (audit, audit_model, audit_scores, audit_spec):
         monkeypatch.setattr(module, "progress_display", display)
-    monkeypatch.setattr(tracking.MlflowTracker, "log_audit",
+    # no store is touched: the tracker is made, opened before the work and logs after it
+    tracker = tracking.MlflowTracker
+    monkeypatch.setattr(tracker, "from_env", classmethod(lambda cls: cls()))
+    monkeypatch.setattr(tracker, "open", lambda self: seen["mlflow"].append("open"))
+    monkeypatch.setattr(tracker, "log_audit",
                         lambda self, report, out=None: seen["mlflow"].append(out) or "run")
     root = logging.getLogger()
     level, handlers = root.level, list(root.handlers)
