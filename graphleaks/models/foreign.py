@@ -218,8 +218,10 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     except DataError:
         raise
     except Exception as exc:  # the unpickler's refusal or a corrupt file
-        raise DataError(f"state_dict file {p} could not be loaded safely ({_first_line(exc)}); "
-                        "save model.state_dict() with torch.save or safetensors") from exc
+        # the class name only: the loaders' messages quote the file (names, dtypes, globals)
+        raise DataError(f"state_dict file {p} could not be loaded safely "
+                        f"({type(exc).__name__}); save model.state_dict() with torch.save or "
+                        "safetensors") from exc
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"],
                                                                          dict):
         state = state["state_dict"]
