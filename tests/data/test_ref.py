@@ -158,3 +158,31 @@ def test_coerce_accepts_what_python_callers_pass(tmp_path):
     assert DatasetRef.coerce(REFS["bundled"]) is REFS["bundled"]
     with pytest.raises(DataError, match="DatasetRef"):
         DatasetRef.coerce("cora")  # type: ignore[arg-type]
+
+
+def test_each_kind_is_one_frozen_class_in_the_decoding_table():
+    from graphleaks.data.ref import (
+        CARRIED_KINDS,
+        DATASET_CLASSES,
+        RegisteredRef,
+        SyntheticRef,
+        UserRef,
+    )
+
+    assert set(REFS) == set(DATASET_CLASSES)  # the round-trip test covers every kind
+    for kind, ref in REFS.items():
+        assert type(ref) is DATASET_CLASSES[kind] and ref.kind == kind
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ref.fingerprint = "0123456789abcdef"  # type: ignore[misc]
+    assert isinstance(REFS["bundled"], RegisteredRef) and isinstance(REFS["files"], FilesRef)
+    assert isinstance(REFS["synthetic"], SyntheticRef) and isinstance(REFS["user"], UserRef)
+    assert CARRIED_KINDS == {"files", "user"}
+    with pytest.raises(TypeError):
+        DatasetRef()  # type: ignore[abstract]  # the base is the union, not a record
+
+
+def test_a_files_record_without_features_names_only_the_graph_file():
+    ref = DatasetRef.from_dict({"kind": "files", "edges": "graph.npz"})
+    assert ref == FilesRef("graph.npz") and ref.describe() == "files graph.npz"
+    with pytest.raises(DataError, match=r"again \(--edges\)"):
+        ref.load()
