@@ -16,17 +16,24 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from graphleaks._io import write_texts_atomically
+from graphleaks._outputs import (
+    XML_DECLARATION,
+    XML_GENERATOR,
+    OutputFile,
+    is_junit_xml,
+    publish_files,
+)
 from graphleaks.audit.regression import GateResult
 
 
 def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") -> str:
     """The JUnit XML text of a gate result."""
     failures = len(result.failures)
+    skipped = sum(not c.gated for c in result.checks)
     root = ET.Element("testsuites", name=suite, tests=str(len(result.checks)),
                       failures=str(failures), errors="0")
     ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(result.checks)),
-                       failures=str(failures), errors="0", skipped="0")
+                       failures=str(failures), errors="0", skipped=str(skipped))
     props = ET.SubElement(ts, "properties")
     ET.SubElement(props, "property", name="bound", value=result.bound)
     ET.SubElement(props, "property", name="report_schema_version",
@@ -36,18 +43,30 @@ def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") 
     for c in result.checks:
         tc = ET.SubElement(ts, "testcase", classname=f"graphleaks.privacy.{c.attack}",
                            name=f"{c.metric} <= {c.limit:.4g} ({c.kind})", time="0")
-        if not c.passed:
+        if not c.gated:  # too few positives or negatives to grade
+            ET.SubElement(tc, "skipped", message=c.message)
+        elif not c.passed:
             fail = ET.SubElement(tc, "failure", message=c.message, type="PrivacyThreshold")
             fail.text = c.message
         else:
             out = ET.SubElement(tc, "system-out")
             out.text = c.message
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # with the default suite name the text starts with JUNIT_HEAD: declaration, generator
+    # comment, root element; that is how a rerun recognises the file as its own
+    return XML_DECLARATION + XML_GENERATOR + "\n" + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(result: GateResult, path: str | Path, **kwargs: str) -> Path:
-    """Write :func:`to_junit_xml` atomically to ``path``."""
+def write_junit(result: GateResult, path: str | Path, *, flag: str = "path",
+                **kwargs: str) -> Path:
+    """Write :func:`to_junit_xml` atomically to ``path``.
+
+    An existing file is replaced only when it is the gate's own JUnit XML; a link is never
+    written through (:func:`graphleaks._outputs.check_output_file`).
+
+    Raises:
+        InvalidConfigError: If ``path`` is a link or someone else's file (``flag`` names it).
+    """
     p = Path(path)
-    write_texts_atomically({p: to_junit_xml(result, **kwargs)})
+    publish_files([OutputFile(p, flag, to_junit_xml(result, **kwargs), is_junit_xml)])
     return p

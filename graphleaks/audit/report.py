@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._display import fmt_figure
 from graphleaks._limits import loads_bounded
 from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
@@ -394,12 +395,10 @@ def load_report(path: str | Path) -> AuditReport:
     return AuditReport.from_json(read_report_text(p), where=f"report {p}")
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
+def _fmt(x: Any) -> str:
     if isinstance(x, str):
         return x
-    if x is None:
-        return "–"
-    return f"{x:.{digits}f}"
+    return fmt_figure(x)  # the one display rule (also HTML and the terminal verdict)
 
 
 def _est(e: Estimate | MetricReading | None) -> str:
@@ -428,21 +427,59 @@ def _binary_rows(attacks: Sequence[AttackReport]) -> list[str]:
         return []
     lines = [
         "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
-        "| accuracy at attack threshold | ε lower bound |",
-        "|---|---|---|---|---|---|---|---|",
+        "| accuracy at attack threshold | sound ε lower bound | optimistic ε bound |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for a in rows:
         b = a.metrics.binary
         assert b is not None  # filtered above
         acc = _est(b.at_threshold.accuracy) if b.at_threshold else "no threshold"
-        lb = a.metrics.bound
+        sound, optimistic = (a.metrics.epsilon_lower_bound,
+                             a.metrics.epsilon_lower_bound_max_over_thresholds)
         lines.append(
-            f"| {a.attack} | {candidates_cell(a)} | {_est(b.auc)} | "
+            f"| {attack_cell(a)} | {candidates_cell(a)} | {_est(b.auc)} | "
             f"{_est(b.tpr_at_fpr.get(0.001))} | {_est(b.tpr_at_fpr.get(0.01))} | "
             f"{_est(b.max_advantage)} | {acc} | "
-            f"{_fmt(lb.bound.epsilon_lb) if lb else '–'} |"
+            f"{_fmt(sound.bound.epsilon_lb) if sound else '–'} | "
+            f"{_fmt(optimistic.bound.epsilon_lb) if optimistic else '–'} |"
         )
-    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.",
+                    "", *(f"- {n}" for n in table_footnotes(rows)), ""]
+
+
+#: Footnotes of the attack table (Markdown and HTML), each shown when it applies.
+MISCALIBRATED_NOTE = ("miscalibrated: the AUC interval lies entirely below 0.5, so the attack "
+                      "ranks positives below negatives; its scores are inverted or badly "
+                      "calibrated, which is not evidence of no leak.")
+BOUNDS_NOTE = ("Sound ε lower bound: at the attack's own threshold, fixed without the "
+               "evaluation labels. Optimistic ε bound: at the best threshold chosen on the "
+               "evaluation labels, so an upper estimate of what the data can show; it is "
+               "compared with the ledger only for membership challenges (members drawn at "
+               "random), never for link challenges, whose edges are the graph's own and carry "
+               "signal the mechanism did not produce (feature homophily, query-graph edges).")
+
+
+def attack_cell(a: AttackReport) -> str:
+    """The attack's name, flagged when its AUC interval lies entirely below chance."""
+    b = a.metrics.binary
+    return f"{a.attack} (⚠ miscalibrated)" if b is not None and b.miscalibrated else a.attack
+
+
+def table_footnotes(attacks: Sequence[AttackReport]) -> list[str]:
+    """The notes the attack table needs: the TPR@FPR rule, the ε columns, the flags."""
+    from graphleaks.metrics.binary import TPR_AT_FPR_NOTE, TPR_AT_FPR_RANDOMISED
+
+    binaries = [a.metrics.binary for a in attacks if a.metrics.binary is not None]
+    notes = []
+    if any(b.tpr_at_fpr_rule == TPR_AT_FPR_RANDOMISED for b in binaries):
+        notes.append(TPR_AT_FPR_NOTE)
+    else:
+        notes.append("TPR@x FPR: the best real threshold with FPR <= x (the rule of the "
+                     "graphleaks that wrote this report).")
+    notes.append(BOUNDS_NOTE)
+    if any(b.miscalibrated for b in binaries):
+        notes.append(MISCALIBRATED_NOTE)
+    return notes
 
 
 def _other_rows(attacks: Sequence[AttackReport]) -> list[str]:
@@ -477,8 +514,8 @@ def _interval_methods(attacks: Sequence[AttackReport]) -> list[str]:
 
 
 def _eps(x: float) -> str:
-    """The ledger's ε as the report always wrote it (``inf`` for none)."""
-    return str(x) if math.isfinite(x) else "inf"
+    """The ledger's ε rounded for display (``∞`` for none)."""
+    return fmt_figure(x)
 
 
 def render_markdown(report: AuditReport) -> str:
@@ -548,7 +585,7 @@ def render_markdown(report: AuditReport) -> str:
             lines.append(f"- {am.paper_metric.name}: {_fmt(am.paper_metric.value)}")
         lb, lb_max = am.epsilon_lower_bound, am.epsilon_lower_bound_max_over_thresholds
         if lb:
-            lines.append(f"- empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
+            lines.append(f"- sound empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
                          f"({lb.bound.unit} unit) at the attack's own threshold "
                          f"(claimed ε {_eps(led.epsilon)}, {led.unit.value} unit){_verdict(lb)}")
         if lb_max:

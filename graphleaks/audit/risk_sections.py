@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._display import fmt_figure
 from graphleaks.audit.scores import DEGREE_BUCKETS
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def candidates_cell(attack: AttackReport) -> str:
 def _est(e: Estimate | None) -> str:
     if e is None:
         return "–"
-    return f"{float(e.value):.3f} [{float(e.lo):.3f}, {float(e.hi):.3f}]"
+    return f"{fmt_figure(e.value)} [{fmt_figure(e.lo)}, {fmt_figure(e.hi)}]"
 
 
 def _slice_rows(attack: AttackReport) -> list[tuple[str, str, str, str]]:
@@ -96,8 +97,10 @@ def degree_figure(report: AuditReport) -> Any | None:
             xs = [p[0] + dx for p in pts]
             ests = [p[1] if col == 1 else p[2] for p in pts]
             ys = [float(e.value) for e in ests]
-            lo = [y - float(e.lo) for y, e in zip(ys, ests, strict=True)]
-            hi = [float(e.hi) - y for y, e in zip(ys, ests, strict=True)]
+            # clipped at 0: a report read from a file may carry an interval that misses its
+            # estimate (written before intervals covered it); the page still renders
+            lo = [max(0.0, y - float(e.lo)) for y, e in zip(ys, ests, strict=True)]
+            hi = [max(0.0, float(e.hi) - y) for y, e in zip(ys, ests, strict=True)]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=name)
     for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
         ax.axhline(base, color="grey", ls="--", lw=1)
@@ -172,6 +175,6 @@ def render_attribute_markdown(report: AuditReport) -> str:
         base = a.baseline.get("accuracy", mc.majority_baseline)
         lines.append(f"| {a.attack} | {known} / {mc.n} | {_est(mc.accuracy)} | "
                      f"{_est(mc.gain_over_baseline)} | "
-                     f"{'–' if base is None else f'{float(base):.3f}'} |")
+                     f"{fmt_figure(base)} |")
     lines.append("")
     return "\n".join(lines)
