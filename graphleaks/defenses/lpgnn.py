@@ -203,6 +203,9 @@ class MeanSAGE(nn.Module):
 class LPGNNModel(nn.Module):
     """KProp(K_x) followed by a 2-layer GNN; ``forward`` takes the *privatised* features."""
 
+    #: The hidden layer (after SELU), read by white-box attacks as a GNN's hidden layer.
+    embedding_layers = ("hidden_out",)
+
     def __init__(self, in_dim: int, out_dim: int, *, x_steps: int, hidden: int = 16,
                  dropout: float = 0.5, arch: str = "sage") -> None:
         super().__init__()
@@ -214,10 +217,12 @@ class LPGNNModel(nn.Module):
         else:
             self.conv1 = GCNConv(in_dim, hidden)
             self.conv2 = GCNConv(hidden, out_dim)
+        # parameter-free tap: bundles saved before it load unchanged
+        self.hidden_out = nn.Identity()
 
     def gnn(self, xp: torch.Tensor, edge_index: torch.Tensor) -> list[torch.Tensor]:
         """The GNN on already-propagated features: ``[hidden, logits]``."""
-        h = F.selu(self.conv1(xp, edge_index))
+        h = self.hidden_out(F.selu(self.conv1(xp, edge_index)))
         h_drop = F.dropout(h, self.dropout, self.training)
         return [h, self.conv2(h_drop, edge_index)]
 
