@@ -246,8 +246,11 @@ class LPGNNConfig:
         x_steps: KProp steps K_x (None: steps.csv for the dataset and budget).
         y_steps: Label propagation steps K_y (None: steps.csv).
         dataset: Dataset whose hyperparameters apply: ``cora``, ``pubmed``, ``facebook`` or
-            ``lastfm`` (None: the graph's ``name``; a graph without one, or a dataset without
-            tuned values, falls back to Cora's with a note in the ledger).
+            ``lastfm`` (None: the graph's ``name``). A graph without one, or a dataset
+            without tuned values, gets a small seeded validation search over K_x, lr and
+            weight decay (``SEARCH_*``; dropout and K_y stay Cora's), pinned into the config
+            and noted in the ledger, unless one of those fields is set: then Cora's table
+            fills the rest, with a note.
         arch: ``"sage"`` (the paper's main model) or ``"gcn"``.
         hidden: Hidden width.
         lr: Learning rate (None: lwd.csv).
