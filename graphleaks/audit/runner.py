@@ -495,6 +495,7 @@ def run_audit(
     suite: str | Suite = DEFAULT_SUITE,
     defense_aware: bool = True,
     compare_unit: str | None = None,
+    canary: bool | None = None,
 ) -> AuditReport:
     """Run ``attacks`` (by default every attack the target exposes) and return the report.
 
@@ -515,6 +516,9 @@ def run_audit(
         compare_unit: Insist that every attack's ε lower bound be compared with the ledger in
             this unit (``node``, ``edge``, ...); refused when the ledger or a named attack has
             another unit. The default audit narrows to the attacks that test that unit.
+        canary: Run the canary audit of a defended target graphleaks can retrain (one per
+            covered unit, the suite's canaries; see :func:`default_canary_audits`). None
+            (default): only in the default audit (``attacks`` None).
 
     Raises:
         InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
@@ -529,4 +533,5 @@ def run_audit(
     """
     return audit_with_scores(target, attacks, seed=seed, n_bootstrap=n_bootstrap, view=view,
                              exposed=exposed, config=config, suite=suite,
-                             defense_aware=defense_aware, compare_unit=compare_unit).report
+                             defense_aware=defense_aware, compare_unit=compare_unit,
+                             canary=canary).report
