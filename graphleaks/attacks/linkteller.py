@@ -30,7 +30,7 @@ Example:
     >>> from graphleaks.data import tiny_graph
     >>> from graphleaks.attacks.harness import run_attack
     >>> t = train_target(tiny_graph(), seed=0)
-    >>> r = run_attack(LinkTeller(n_nodes=20), t, seed=0)
+    >>> r = run_attack(LinkTeller(n_nodes=20, sampler="random"), t, seed=0)
     >>> len(r.scores) == 20 * 19 // 2
     True
 """

@@ -550,6 +550,10 @@ class _GAPBase(Defense):
                 select_on_val=True)
         model.eval()
         model.release_guard = self._guard(ledger, float(sigma), cfg)
+        # the target card names GAP's architecture, not the ArchitectureSpec it does not train
+        training["architecture"] = {"arch": self.name, "hidden": [cfg.hidden],
+                                    "encoder_layers": cfg.encoder_layers, "hops": cfg.hops,
+                                    "encoder_epochs": cfg.encoder_epochs, "epochs": cfg.epochs}
         return TrainedTarget(model=model, spec=spec, graph=graph, split=split, seed=seed,
                              ledger=ledger, training=training)
 

@@ -200,3 +200,11 @@ def test_linkteller_is_graded_on_amazon_photo(data_root, tmp_path) -> None:  # n
     t = train_target(g, spec=ArchitectureSpec(epochs=20), seed=0)
     r = run_attack(build_attack("linkteller", get_suite("standard")), t, seed=0)
     assert int(r.labels.sum()) >= MIN_PER_SIDE
+
+
+def test_the_target_card_names_the_architecture_that_ran(defended) -> None:  # noqa: ANN001
+    name, report = defended
+    expected = {"gap_edp": "gap_edp", "gap_ndp": "gap_ndp", "lpgnn": "lpgnn-sage",
+                "edgerand": "gcn"}[name]  # EdgeRand trains the GCN spec on its released graph
+    assert report.target.architecture["arch"] == expected
+    assert f"Target: **{expected.upper()}**" in render_markdown(report)
