@@ -89,7 +89,7 @@ def train_target(
         device: Torch device for training (the target is returned on the CPU).
         seed: Root seed: the split and training derive their seeds from it.
     """
-    from graphleaks._params import build_plugin
+    from graphleaks.plugins import build_plugin
 
     spec = spec or ArchitectureSpec(arch=arch)
     # The same resolution as the CLI and the spec: typed fields, any accepted spelling.

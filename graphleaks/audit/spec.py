@@ -250,16 +250,12 @@ def _wrap(where: str, exc: Exception) -> InvalidConfigError:
 
 def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     """Validate a ``[target]`` table."""
-    from graphleaks._params import (
-        architecture_owner,
-        check_used,
-        defense_owner,
-        resolve_fields,
-    )
+    from graphleaks._params import resolve_fields
     from graphleaks._validation import validate
     from graphleaks.data.datasets import datasets
     from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.plugins import architecture_owner, check_used, defense_owner
 
     t = _table(raw, where)
     _no_unknown(t, {f.name for f in dataclasses.fields(TargetSpec)}, where)
@@ -313,9 +309,10 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
 def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
     """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
-    from graphleaks._params import Owner, check_used, resolve_fields
+    from graphleaks._params import Owner, resolve_fields
     from graphleaks._validation import validate
     from graphleaks.attacks import registry as attacks
+    from graphleaks.plugins import check_used
 
     t = _table(raw, where)
     if not t:

@@ -88,8 +88,9 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
     Raises:
         InvalidConfigError: Naming the offending field.
     """
-    from graphleaks._params import check_used, defense_owner, resolve_fields
+    from graphleaks._params import resolve_fields
     from graphleaks.defenses import registry as defenses
+    from graphleaks.plugins import check_used, defense_owner
 
     raw = dict(raw)
     sw = _table(raw.pop("sweep", None) or {}, "sweep")

@@ -77,12 +77,8 @@ def resolve_cli_params(
         InvalidConfigError: For an unknown or ambiguous owner, an unknown field or a value
             its field does not accept (one line naming the parameter and what it accepts).
     """
-    from graphleaks._params import (
-        architecture_owner,
-        attack_owners,
-        defense_owner,
-        resolve_params,
-    )
+    from graphleaks._params import resolve_params
+    from graphleaks.plugins import architecture_owner, attack_owners, defense_owner
 
     owners = attack_owners(attacks)
     if defense is not None:

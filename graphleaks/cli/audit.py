@@ -273,7 +273,7 @@ def audit(
 
     names = [attacks.get(n).name for n in attack] if attack else None
     if bundle is None:
-        from graphleaks._params import architecture_owner
+        from graphleaks.plugins import architecture_owner
 
         arch = architecture_owner(arch).name
     # One resolution of every --param: canonical owner, declared field types (exit 2 else).
@@ -298,7 +298,7 @@ def audit(
         attack_objs = [build_attack(n, the_suite, params.get(n, {}))
                        for n in applicable_attacks()]
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
-        from graphleaks._params import check_used
+        from graphleaks.plugins import check_used
         from graphleaks._validation import validate
         from graphleaks.defenses import registry as defenses
 
