@@ -12,12 +12,12 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AttackMetrics": "graphleaks.audit.records",
-    "AuditReport": "graphleaks.audit.report",
+    "AttackMetrics": "graphleaks.report.records",
+    "AuditReport": "graphleaks.report.report",
     "audit_model": "graphleaks.audit.model_audit",
-    "load_report": "graphleaks.audit.report",
-    "render_markdown": "graphleaks.audit.report",
-    "write_report": "graphleaks.audit.report",
+    "load_report": "graphleaks.report.report",
+    "render_markdown": "graphleaks.report.report",
+    "write_report": "graphleaks.report.report",
     "run_audit": "graphleaks.audit.runner",
     "train_target": "graphleaks.audit.runner",
 }

@@ -17,29 +17,6 @@ from graphleaks.attacks._references import ReferencePool
 from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.harness import run_attack
-from graphleaks.audit.records import (
-    AttackMetrics,
-    BoundReport,
-    LedgerComparison,
-    OracleAccuracy,
-    PaperMetric,
-    RocCurve,
-)
-from graphleaks.audit.report import (
-    REPORT_SCHEMA_VERSION,
-    AttackReport,
-    AuditReport,
-    ServingSummary,
-    TargetSummary,
-    json_safe,
-)
-from graphleaks.audit.scores import (
-    CandidateTable,
-    candidate_table,
-    most_exposed,
-    node_attributes,
-    slice_masks,
-)
 from graphleaks.audit.suite import (
     DEFAULT_SUITE,
     Suite,
@@ -56,6 +33,29 @@ from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
+from graphleaks.report.records import (
+    AttackMetrics,
+    BoundReport,
+    LedgerComparison,
+    OracleAccuracy,
+    PaperMetric,
+    RocCurve,
+)
+from graphleaks.report.report import (
+    REPORT_SCHEMA_VERSION,
+    AttackReport,
+    AuditReport,
+    ServingSummary,
+    TargetSummary,
+    json_safe,
+)
+from graphleaks.report.scores import (
+    CandidateTable,
+    candidate_table,
+    most_exposed,
+    node_attributes,
+    slice_masks,
+)
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 

@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphleaks.audit.records import METRIC_READERS
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.records import METRIC_READERS
 
 if TYPE_CHECKING:  # graphleaks.data imports torch; a spec is parsed without it
     from graphleaks.data.ref import DatasetRef
@@ -63,7 +63,7 @@ else:  # pragma: no cover - Python 3.10
 
 SPEC_VERSION = 1
 
-#: Gateable metric names; :data:`graphleaks.audit.records.METRIC_READERS` reads each one
+#: Gateable metric names; :data:`graphleaks.report.records.METRIC_READERS` reads each one
 #: from an attack's typed metrics.
 METRICS: tuple[str, ...] = tuple(METRIC_READERS)
 #: Metrics that are not probabilities (their thresholds may exceed 1).

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 EXIT_THRESHOLD = 3
 
@@ -50,15 +50,15 @@ def check(
     """
     import dataclasses
 
-    from graphleaks.audit.junit import write_junit
-    from graphleaks.audit.regression import (
+    from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
+    from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.junit import write_junit
+    from graphleaks.report.regression import (
         check_report,
         parse_threshold_option,
         render_gate_markdown,
     )
-    from graphleaks.audit.report import load_report
-    from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
-    from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.report import load_report
 
     _check_outputs(junit, summary, html)  # before reading anything
     data = load_report(report)
@@ -132,8 +132,8 @@ def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None) 
 
 def _write_gate_html(data: AuditReport, html: Path, result: Any) -> None:
     """Render the gate page; a report whose fields the page needs are malformed is exit 2."""
-    from graphleaks.audit.html import write_html
     from graphleaks.errors import DataError
+    from graphleaks.report.html import write_html
 
     target = html / "report.html" if html.is_dir() else html
     if html.is_dir():

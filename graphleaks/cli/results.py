@@ -27,9 +27,9 @@ def results(
         help="Write a privacy–utility PNG (first metric vs ε) here.")] = None,
 ) -> None:
     """Query, export (CSV, JSON) and plot the runs of a sweep."""
-    from graphleaks.audit.results_store import STATUSES, ResultsStore, flat_row, to_csv
     from graphleaks.audit.spec import check_metric
     from graphleaks.errors import DataError, InvalidConfigError
+    from graphleaks.sweep.results_store import STATUSES, ResultsStore, flat_row, to_csv
 
     if not db.is_file():
         raise DataError(f"results store {db} does not exist")
@@ -74,7 +74,7 @@ def results(
     else:
         typer.echo(text, nl=False)
     if plot is not None:
-        from graphleaks.audit.html import privacy_utility_figure
+        from graphleaks.report.html import privacy_utility_figure
 
         done = [r for r in rows if r["status"] == "done"]
         if not done:

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._io import write_texts_atomically
-from graphleaks.audit.records import MetricReading, decode_readings
-from graphleaks.audit.report import AuditReport, interval_methods_of
-from graphleaks.audit.risk_sections import candidates_cell
+from graphleaks.report.records import MetricReading, decode_readings
+from graphleaks.report.report import AuditReport, interval_methods_of
+from graphleaks.report.risk_sections import candidates_cell
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
                  "accuracy")
@@ -401,13 +401,13 @@ def _value(x: Any) -> str:
 
 
 def _verdict_section(report: AuditReport) -> str:
-    from graphleaks.audit.verdict import render_verdict_html
+    from graphleaks.report.verdict import render_verdict_html
 
     return render_verdict_html(report)
 
 
 def _risk_section(report: AuditReport) -> str:
-    from graphleaks.audit.risk_sections import render_slices_html
+    from graphleaks.report.risk_sections import render_slices_html
 
     return render_slices_html(report)
 
@@ -444,7 +444,7 @@ def render_html(
             no ``metrics.roc`` records.
         tradeoff: Optional rows for the privacy–utility plot (results-store rows of a sweep
             over several ε); the plot is drawn when they span at least two ε values.
-        gate: Optional :class:`~graphleaks.audit.regression.GateResult` to show.
+        gate: Optional :class:`~graphleaks.report.regression.GateResult` to show.
         title: Page title.
     """
     body = [f"<h1>{_e(title)}</h1>"]

@@ -1,12 +1,12 @@
 """The CI privacy gate: compare a report with thresholds and a baseline report.
 
 Each check reads an already computed estimate from the typed report (see
-:data:`graphleaks.audit.records.METRIC_READERS`) and, by default, gates on its **upper**
+:data:`graphleaks.report.records.METRIC_READERS`) and, by default, gates on its **upper**
 confidence bound: a build fails only when the interval reaches past the limit, so the
 gate is conservative about leakage and a lucky point estimate cannot hide a leak.
 
 Example:
-    >>> from graphleaks.audit.report import load_report
+    >>> from graphleaks.report.report import load_report
     >>> report = load_report("tests/audit/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
     >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9, "confidence_mia"),))
     >>> check_report(report, gate).passed
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._registry import normalize_name
-from graphleaks.audit.records import MetricReading, Readings, slice_as_metrics
 from graphleaks.audit.spec import (
     GateSpec,
     Threshold,
@@ -32,9 +31,10 @@ from graphleaks.audit.spec import (
     is_metric,
 )
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.records import MetricReading, Readings, slice_as_metrics
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 SLICE_METRICS = ("auc", "tpr@1%fpr")
 
@@ -139,7 +139,7 @@ def check_report(
     """Evaluate a report (as from ``load_report``) against a gate.
 
     Reports and baselines of schema version 1 are read into the same typed records as
-    version 2 (by :meth:`~graphleaks.audit.report.AuditReport.from_json`), so an old CI
+    version 2 (by :meth:`~graphleaks.report.report.AuditReport.from_json`), so an old CI
     baseline gates a new report.
 
     Args:

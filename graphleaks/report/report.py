@@ -16,10 +16,10 @@ from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
-    from graphleaks.audit.records import AttackMetrics, BoundReport, CanaryAudit, MetricReading
-    from graphleaks.audit.scores import CandidateTable
     from graphleaks.metrics.binary import Estimate
     from graphleaks.privacy.ledger import PrivacyLedger
+    from graphleaks.report.records import AttackMetrics, BoundReport, CanaryAudit, MetricReading
+    from graphleaks.report.scores import CandidateTable
     from graphleaks.threat import ThreatModel
 
 #: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
@@ -119,7 +119,7 @@ class AuditReport:
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
-        from graphleaks.audit.verdict import compute_verdict, verdict_dicts
+        from graphleaks.report.verdict import compute_verdict, verdict_dicts
 
         ledger = self.ledger.to_dict()
         if self.serving is not None:
@@ -263,9 +263,9 @@ def _decode_threat_model(d: dict[str, Any], where: str) -> ThreatModel:
 
 
 def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, ServingSummary | None]:
-    from graphleaks.audit.records import num
     from graphleaks.errors import BundleError
     from graphleaks.privacy.ledger import PrivacyLedger
+    from graphleaks.report.records import num
 
     serving = None
     if d.get("serving") is not None:
@@ -288,7 +288,7 @@ def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, Servin
 
 
 def _decode_attack(a: Any, where: str) -> AttackReport:
-    from graphleaks.audit.records import decode_metrics, num
+    from graphleaks.report.records import decode_metrics, num
 
     if not isinstance(a, dict):
         raise DataError(f"{where} must be a JSON object")
@@ -346,7 +346,7 @@ def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
         raise DataError(f"{where}: canary_audits must be a list of JSON objects")
     canaries = []
     if raw_canaries:
-        from graphleaks.audit.records import decode_canary_audit
+        from graphleaks.report.records import decode_canary_audit
 
         canaries = [decode_canary_audit(c, f"{where}: canary_audits[{i}]")
                     for i, c in enumerate(raw_canaries)]
@@ -419,7 +419,7 @@ def _verdict(bound: BoundReport) -> str:
 
 def _binary_rows(attacks: Sequence[AttackReport]) -> list[str]:
     """Table of the attacks with binary metrics (membership, link, reconstruction)."""
-    from graphleaks.audit.risk_sections import candidates_cell
+    from graphleaks.report.risk_sections import candidates_cell
 
     rows = [a for a in attacks if a.metrics.binary is not None]
     if not rows:
@@ -483,11 +483,11 @@ def render_markdown(report: AuditReport) -> str:
     """A Markdown summary of a report."""
     t, led = report.target, report.ledger
     ds = t.dataset.get("name", "user graph") if t.dataset else "user graph"
-    from graphleaks.audit.risk_sections import (
+    from graphleaks.report.risk_sections import (
         render_attribute_markdown,
         render_slices_markdown,
     )
-    from graphleaks.audit.verdict import render_verdict_markdown
+    from graphleaks.report.verdict import render_verdict_markdown
 
     lines = [
         "# graphleaks audit report",
@@ -617,11 +617,11 @@ def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
             json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
         (tmp / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")
         if html:
-            from graphleaks.audit.html import render_html
+            from graphleaks.report.html import render_html
 
             (tmp / "report.html").write_text(render_html(report), encoding="utf-8")
         if scores is not None:
-            from graphleaks.audit.scores import scores_csv
+            from graphleaks.report.scores import scores_csv
 
             (tmp / "scores.csv").write_text(scores_csv(scores), encoding="utf-8")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from graphleaks.audit.scores import DEGREE_BUCKETS
+from graphleaks.report.scores import DEGREE_BUCKETS
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AttackReport, AuditReport
     from graphleaks.metrics.binary import Estimate
+    from graphleaks.report.report import AttackReport, AuditReport
 
 #: What the positives and negatives of each task are.
 SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
@@ -73,7 +73,7 @@ def render_slices_markdown(report: AuditReport) -> str:
 
 def degree_figure(report: AuditReport) -> Any | None:
     """TPR@1%FPR and AUC (with intervals) per degree bucket, one line per attack."""
-    from graphleaks.audit.html import _pyplot
+    from graphleaks.report.html import _pyplot
 
     keys = [k for _, _, k in DEGREE_BUCKETS]
     series = []
@@ -130,7 +130,7 @@ def _exposed_table(attack: AttackReport) -> str:
 
 def render_slices_html(report: AuditReport) -> str:
     """Per-node risk section of the HTML report: plot, most exposed candidates, slices."""
-    from graphleaks.audit.html import _figure
+    from graphleaks.report.html import _figure
 
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:

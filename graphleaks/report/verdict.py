@@ -25,7 +25,7 @@ is miscalibrated the risk is reported as miscalibrated.
 The verdict reads metrics already computed by :mod:`graphleaks.metrics`; it computes none.
 
 Example:
-    >>> from graphleaks.audit.records import MetricReading, Readings
+    >>> from graphleaks.report.records import MetricReading, Readings
     >>> r = Readings({"auc": MetricReading(0.8, (0.77, 0.83)),
     ...               "tpr@1%fpr": MetricReading(0.08, (0.04, 0.12))})
     >>> v = verdict_of([("confidence_mia", "membership", r)])
@@ -41,10 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphleaks.audit.records import MetricReading, Readings, decode_readings
+from graphleaks.report.records import MetricReading, Readings, decode_readings
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 LEVELS = ("none", "low", "high", "severe")

@@ -1,7 +1,7 @@
 """Run sweep units on Ray (``graphleaks sweep --backend ray``); Ray is an optional extra.
 
 Each unit (one target and its attacks) becomes one Ray task that calls
-:func:`graphleaks.audit.sweep.run_unit` and returns its outcomes. Only the driver writes the
+:func:`graphleaks.sweep.sweep.run_unit` and returns its outcomes. Only the driver writes the
 SQLite store, exactly as with the local process pool, so resume semantics are identical: a
 unit's rows are committed together when its task returns, and a driver killed midway leaves
 the unfinished units ``pending``.
@@ -35,7 +35,7 @@ def _import_ray() -> Any:
 
 def _run_unit_task(unit: Any, threads: int | None) -> list[dict[str, Any]]:
     """The Ray task body; looks ``run_unit`` up at call time (so tests may patch it)."""
-    from graphleaks.audit import sweep
+    from graphleaks.sweep import sweep
 
     return sweep.run_unit(unit, threads=threads)
 
@@ -50,7 +50,7 @@ def iter_unit_outcomes(
     """Run ``units`` on Ray and yield each unit's outcomes as soon as it finishes.
 
     Args:
-        units: The :class:`~graphleaks.audit.sweep.Unit` objects to run.
+        units: The :class:`~graphleaks.sweep.sweep.Unit` objects to run.
         workers: CPUs of the local Ray instance (ignored with ``address``).
         threads: Torch threads per task.
         address: An existing cluster's address; None starts a local instance.

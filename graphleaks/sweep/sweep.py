@@ -12,9 +12,9 @@ A sweep spec is an audit spec (``[target]``, ``[audit]``, ``[attacks.*]``) plus 
 
 Each (defense, ε, seed) trains one target; every attack then runs against it and gives
 one row. A unit's rows are committed together, so a sweep killed at any point resumes
-with nothing lost and no run duplicated (see :mod:`graphleaks.audit.results_store`).
+with nothing lost and no run duplicated (see :mod:`graphleaks.sweep.results_store`).
 Units run in a local process pool (``workers`` > 1), in this process, or on Ray
-(``backend="ray"``, see :mod:`graphleaks.audit._ray_backend`).
+(``backend="ray"``, see :mod:`graphleaks.sweep._ray_backend`).
 
 Example:
     >>> spec = parse_sweep_spec({"target": {"dataset": "synthetic"},
@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._progress import progress
-from graphleaks.audit.results_store import ResultsStore
 from graphleaks.audit.spec import (
     AuditSpec,
     TargetSpec,
@@ -48,6 +47,7 @@ from graphleaks.audit.spec import (
     read_toml,
 )
 from graphleaks.errors import InvalidConfigError
+from graphleaks.sweep.results_store import ResultsStore
 
 logger = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ def _worker_init(parent_pid: int) -> None:
 
 
 def _json_clean(value: Any) -> Any:
-    from graphleaks.audit.report import json_safe
+    from graphleaks.report.report import json_safe
 
     return json_safe(value)
 
@@ -309,7 +309,7 @@ def run_sweep(
     if address is not None and backend != "ray":
         raise InvalidConfigError("address is only used with backend 'ray'")
     if backend == "ray":
-        from graphleaks.audit import _ray_backend
+        from graphleaks.sweep import _ray_backend
 
         _ray_backend._import_ray()  # fail before touching the store
     if workers < 1:
@@ -329,7 +329,7 @@ def run_sweep(
         logger.info("sweep: %d runs, %d to do", total, n_todo)
         failed = 0
         if backend == "ray":
-            from graphleaks.audit._ray_backend import iter_unit_outcomes
+            from graphleaks.sweep._ray_backend import iter_unit_outcomes
 
             if pending:
                 for outcomes in iter_unit_outcomes(pending, workers=workers,

@@ -60,12 +60,12 @@ MINIMAL_REPORT["attacks"] = _V1["attacks"][:1]
 
 def build_assets(root: Path) -> Path:
     """Valid inputs the cases corrupt: graph files, a bundle, a report, a store, specs."""
-    from graphleaks.audit.results_store import ResultsStore
     from graphleaks.audit.runner import train_target
     from graphleaks.bundles import save_bundle
     from graphleaks.data.files import load_graph_files
     from graphleaks.data.synthetic import csbm
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.sweep.results_store import ResultsStore
 
     root.mkdir(parents=True, exist_ok=True)
     g = csbm(60, num_classes=3, num_features=8, avg_degree=6.0, seed=0)
