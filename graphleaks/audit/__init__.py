@@ -16,8 +16,8 @@ _EXPORTS = {
     "AuditReport": "graphleaks.report.report",
     "audit_model": "graphleaks.audit.model_audit",
     "load_report": "graphleaks.report.report",
-    "render_markdown": "graphleaks.report.report",
-    "write_report": "graphleaks.report.report",
+    "render_markdown": "graphleaks.report.markdown",
+    "write_report": "graphleaks.report.writers",
     "run_audit": "graphleaks.audit.runner",
     "train_target": "graphleaks.audit.runner",
 }

@@ -164,7 +164,7 @@ def audit(
     from graphleaks.audit.suite import build_attack, get_suite
     from graphleaks.bundles import load_bundle
     from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.report.report import write_report
+    from graphleaks.report.writers import write_report
 
     setup_logging(verbose)
     the_suite = get_suite(suite)  # bad names fail before any work

@@ -43,7 +43,7 @@ def run_model_audit_cli(
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.models.foreign import load_model_file
     from graphleaks.models.protocol import OUTPUT_KINDS
-    from graphleaks.report.report import write_report
+    from graphleaks.report.writers import write_report
 
     bad = [name for name, on in conflicting.items() if on]
     if bad:

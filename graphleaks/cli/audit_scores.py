@@ -65,7 +65,7 @@ def run_scores_audit_cli(
     from graphleaks.cli._common import check_audit_options, params_as_run, resolve_cli_params
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.data.score_files import SCORE_KINDS, load_scores
-    from graphleaks.report.report import write_report
+    from graphleaks.report.writers import write_report
 
     given = sorted(k for k, v in conflicting.items() if v)
     if given:

@@ -50,8 +50,9 @@ def check(
     """
     import dataclasses
 
-    from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
+    from graphleaks.audit.spec import load_spec
     from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.gates import BOUNDS, GateSpec, check_threshold
     from graphleaks.report.junit import write_junit
     from graphleaks.report.regression import (
         check_report,

@@ -27,8 +27,8 @@ def results(
         help="Write a privacy–utility PNG (first metric vs ε) here.")] = None,
 ) -> None:
     """Query, export (CSV, JSON) and plot the runs of a sweep."""
-    from graphleaks.audit.spec import check_metric
     from graphleaks.errors import DataError, InvalidConfigError
+    from graphleaks.report.gates import check_metric
     from graphleaks.sweep.results_store import STATUSES, ResultsStore, flat_row, to_csv
 
     if not db.is_file():

@@ -7,7 +7,7 @@ gate is conservative about leakage and a lucky point estimate cannot hide a leak
 
 Example:
     >>> from graphleaks.report.report import load_report
-    >>> report = load_report("tests/audit/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
+    >>> report = load_report("tests/report/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
     >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9, "confidence_mia"),))
     >>> check_report(report, gate).passed
     True
@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._registry import normalize_name
-from graphleaks.audit.spec import (
+from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.gates import (
     GateSpec,
     Threshold,
     check_metric,
     check_threshold,
     is_metric,
 )
-from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.report.records import MetricReading, Readings, slice_as_metrics
 
 if TYPE_CHECKING:

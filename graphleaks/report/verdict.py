@@ -39,12 +39,9 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from graphleaks.report.records import MetricReading, Readings, decode_readings
-
-if TYPE_CHECKING:
-    from graphleaks.report.report import AuditReport
+from graphleaks.report.records import AttackMetrics, MetricReading, Readings, decode_readings
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 LEVELS = ("none", "low", "high", "severe")
@@ -66,6 +63,35 @@ DEFENSE_ADVICE = {
 #: Fewest positives and negatives an attack needs before the verdict grades it.
 MIN_PER_SIDE = 10
 _RANK = {"inconclusive": -2, "miscalibrated": -1, "none": 0, "low": 1, "high": 2, "severe": 3}
+
+
+class GradedAttack(Protocol):
+    """What the verdict reads of one attack's outcome (a report's ``AttackReport``)."""
+
+    @property
+    def attack(self) -> str:
+        """The attack's registry name."""
+
+    @property
+    def task(self) -> str:
+        """Its task (``membership``, ``link``, ...)."""
+
+    @property
+    def metrics(self) -> AttackMetrics:
+        """Its typed metrics."""
+
+
+class GradedReport(Protocol):
+    """What the verdict reads of a report (an ``AuditReport``; the verdict sits below it,
+    since the report's JSON records its verdict)."""
+
+    @property
+    def attacks(self) -> Sequence[GradedAttack]:
+        """The attacks' outcomes."""
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The audit's configuration (``sweep_rows`` is read from it)."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +232,7 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
 
 
 def compute_verdict(
-    report: AuditReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
+    report: GradedReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
 ) -> list[RiskVerdict]:
     """One :class:`RiskVerdict` per risk, in the order of :data:`RISKS`.
 
@@ -268,7 +294,7 @@ def verdict_dicts(verdict: Sequence[RiskVerdict]) -> list[dict[str, Any]]:
     return [asdict(v) for v in verdict]
 
 
-def render_verdict_markdown(report: AuditReport) -> str:
+def render_verdict_markdown(report: GradedReport) -> str:
     """The verdict as a Markdown section for the top of ``report.md``."""
     lines = ["## Verdict", "", "| risk | level | strongest attack | basis | next step |",
              "|---|---|---|---|---|"]
@@ -284,7 +310,7 @@ _COLOURS = {"inconclusive": "warn", "none": "ok", "low": "warn", "high": "bad", 
             "miscalibrated": "warn", "not assessed": ""}
 
 
-def render_verdict_html(report: AuditReport) -> str:
+def render_verdict_html(report: GradedReport) -> str:
     """The verdict as an HTML section for the top of ``report.html``."""
     e = html.escape
     out = ['<h2>Verdict</h2><table><tr><th>risk</th><th>level</th><th>strongest attack</th>'

@@ -38,14 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._progress import progress
-from graphleaks.audit.spec import (
-    AuditSpec,
-    TargetSpec,
-    _no_unknown,
-    _table,
-    parse_spec,
-    read_toml,
-)
+from graphleaks._tables import no_unknown as _no_unknown
+from graphleaks._tables import table as _table
+from graphleaks.audit.spec import AuditSpec, TargetSpec, parse_spec, read_toml
 from graphleaks.errors import InvalidConfigError
 from graphleaks.sweep.results_store import ResultsStore
 
@@ -332,7 +327,8 @@ def run_sweep(
             from graphleaks.sweep._ray_backend import iter_unit_outcomes
 
             if pending:
-                for outcomes in iter_unit_outcomes(pending, workers=workers,
+                # run_unit looked up now, so a patched one (tests) is the one Ray runs
+                for outcomes in iter_unit_outcomes(pending, run_unit, workers=workers,
                                                    threads=threads_per_worker,
                                                    address=address):
                     store.record_many(outcomes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from graphleaks.audit.runner import run_audit, train_target
-from graphleaks.audit.spec import GateSpec
+from graphleaks.report.gates import GateSpec
 from graphleaks.report.regression import check_report, parse_threshold_option
 
 #: The thresholds the README documents for a first CI gate (``graphleaks check --max ...``).

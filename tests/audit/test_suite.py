@@ -11,8 +11,8 @@ from graphleaks.attacks.base import Output
 from graphleaks.audit.runner import audit_with_scores
 from graphleaks.audit.suite import SUITES, applicable_attacks, build_attack, get_suite
 from graphleaks.errors import InvalidConfigError
-from graphleaks.report.report import write_report
 from graphleaks.report.scores import CSV_COLUMNS
+from graphleaks.report.writers import write_report
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ def test_logs_an_audit_to_a_file_store(tmp_path, trained_target, monkeypatch):
     # MLflow 3 keeps the file store behind an opt-in; it is the offline store a test can use
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
     from graphleaks.audit.runner import run_audit
-    from graphleaks.report.report import write_report
+    from graphleaks.report.writers import write_report
 
     report = run_audit(trained_target, ["confidence_mia"], seed=0, n_bootstrap=30)
     write_report(report, tmp_path / "out")

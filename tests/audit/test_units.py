@@ -15,7 +15,7 @@ from graphleaks.data.synthetic import csbm
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.privacy_bound import compare_with_claim, epsilon_lower_bound
 from graphleaks.report.html import render_html
-from graphleaks.report.report import render_markdown
+from graphleaks.report.markdown import render_markdown
 
 
 @pytest.fixture(scope="module")

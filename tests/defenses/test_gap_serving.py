@@ -13,7 +13,7 @@ from graphleaks.cli import app
 from graphleaks.data.synthetic import csbm
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.privacy.accounting import api_epsilon
-from graphleaks.report.report import render_markdown
+from graphleaks.report.markdown import render_markdown
 
 FAST = {"encoder_epochs": 3, "epochs": 3}
 

@@ -187,7 +187,7 @@ def test_named_graph_selects_its_table_and_the_record_says_so():
 def test_fallback_is_explicit(name):
     from graphleaks.audit.runner import run_audit, train_target
     from graphleaks.data.synthetic import csbm
-    from graphleaks.report.report import render_markdown
+    from graphleaks.report.markdown import render_markdown
 
     g = csbm(60, seed=0)
     if name is not None:

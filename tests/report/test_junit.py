@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from graphleaks.audit.spec import GateSpec, Threshold
+from graphleaks.report.gates import GateSpec, Threshold
 from graphleaks.report.junit import to_junit_xml, write_junit
 from graphleaks.report.regression import check_report
 from graphleaks.report.report import load_report

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from graphleaks.audit.spec import GateSpec, Threshold
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.gates import GateSpec, Threshold
 from graphleaks.report.regression import (
     check_report,
     parse_threshold_option,

@@ -21,14 +21,10 @@ from graphleaks.metrics.binary import BinaryMetrics, Estimate
 from graphleaks.metrics.multiclass import MulticlassMetrics
 from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
 from graphleaks.report.html import render_html
+from graphleaks.report.markdown import render_markdown
 from graphleaks.report.records import AttackMetrics, BoundReport
-from graphleaks.report.report import (
-    REPORT_SCHEMA_VERSION,
-    AuditReport,
-    load_report,
-    render_markdown,
-    write_report,
-)
+from graphleaks.report.report import REPORT_SCHEMA_VERSION, AuditReport, load_report
+from graphleaks.report.writers import write_report
 
 DATA = Path(__file__).parent / "data"
 V1 = DATA / "report_v1.json"

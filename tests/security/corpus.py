@@ -53,7 +53,7 @@ def case(kind: str, name: str) -> Callable[[Build], Build]:
 
 #: A small valid report (schema version 1, one attack) that the hostile cases corrupt: the
 #: committed v1 report cut to its first attack (``check`` needs one to get that far).
-_V1 = json.loads((Path(__file__).parents[1] / "audit" / "data" / "report_v1.json").read_text())
+_V1 = json.loads((Path(__file__).parents[1] / "report" / "data" / "report_v1.json").read_text())
 MINIMAL_REPORT = {k: v for k, v in _V1.items() if k != "verdict"}
 MINIMAL_REPORT["attacks"] = _V1["attacks"][:1]
 
