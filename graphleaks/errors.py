@@ -26,7 +26,3 @@ class BundleError(GraphleaksError, ValueError):
 
 class CapabilityError(GraphleaksError, ValueError):
     """An attack needs an output or knowledge that the threat model does not grant."""
-
-
-class NotFittedError(GraphleaksError, ValueError, AttributeError):
-    """A learned attribute was read before ``fit``/``run`` created it."""

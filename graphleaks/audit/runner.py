@@ -59,9 +59,6 @@ from graphleaks.report.scores import (
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 
-#: Kept for callers of the old API; the default audit now runs every applicable attack.
-DEFAULT_ATTACKS = ("confidence_mia",)
-
 
 def train_target(
     graph: Data,

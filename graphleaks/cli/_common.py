@@ -117,22 +117,6 @@ def defense_params(
     return out
 
 
-def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) -> None:
-    """Refuse ``--param OWNER.FIELD=...`` whose owner is not an attack/defense/arch in use.
-
-    Kept for callers of the old API; :func:`resolve_cli_params` does this and more.
-
-    Raises:
-        InvalidConfigError: Naming the unknown owner and the valid ones.
-    """
-    from graphleaks._params import Owner, resolve_owner
-    from graphleaks.attacks.base import EmptyConfig
-
-    pool = [Owner(a, "plug-in", EmptyConfig) for a in allowed]
-    for owner in params:
-        resolve_owner(owner, pool, source="--param ")
-
-
 def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:
     """Options the audit reads only at its end, checked before any training starts.
 

@@ -44,7 +44,6 @@ from typing import Any, Protocol
 from graphleaks.report.records import AttackMetrics, MetricReading, Readings, decode_readings
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
-LEVELS = ("none", "low", "high", "severe")
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
