@@ -29,3 +29,24 @@ def write_texts_atomically(texts: Mapping[Path, str]) -> None:
         for tmp, _ in temps:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+#: First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """``value`` made safe for a CSV cell a spreadsheet may open.
+
+    A string starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed
+    with a single quote, as OWASP advises, so a node or attack name like ``=HYPERLINK(...)``
+    is shown, not run. Numbers are left alone (a negative number is data, not a formula);
+    :mod:`csv` already quotes cells holding commas, quotes or line breaks.
+
+    Example:
+        >>> [csv_cell(v) for v in ("=1+2", "-x", "gcn", -3, "")]
+        ["'=1+2", "'-x", 'gcn', -3, '']
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

@@ -11,7 +11,6 @@ nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -19,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphleaks.errors import InvalidConfigError
+from graphleaks._limits import read_json_bounded
+from graphleaks.errors import GraphleaksError, InvalidConfigError
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,8 @@ def _marker_ok(folder: Path, kind: OutputKind) -> bool:
     if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > (1 << 20):
         return False
     try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = read_json_bounded(marker, str(marker), max_bytes=1 << 20)
+    except GraphleaksError:  # unreadable, not JSON, or nested too deep: not ours
         return False
     if not isinstance(data, dict):
         return False

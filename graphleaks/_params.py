@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
 
+from graphleaks._limits import loads_bounded
 from graphleaks._registry import normalize_name
 from graphleaks.errors import InvalidConfigError
 
@@ -115,13 +116,25 @@ def _choices_str(value: Any, choices: Iterable[Any], text: bool) -> Any:
     raise _Mismatch
 
 
+class _TooDeep(Exception):
+    """An option value over the JSON size or depth limit (named by :func:`parse_value`)."""
+
+
+def _json(text: str) -> Any:
+    # option text: bounded, so "[[[[..." is one refusal, not a RecursionError
+    try:
+        return loads_bounded(text, "the value")
+    except InvalidConfigError as exc:
+        raise _TooDeep(str(exc)) from None
+
+
 def _parse(value: Any, tp: Any, text: bool) -> Any:
     """``value`` as type ``tp``, or :class:`_Mismatch`."""
     origin = get_origin(tp)
     if tp is Any or isinstance(tp, str):
         if text and isinstance(value, str):
             try:
-                return json.loads(value)
+                return _json(value)
             except json.JSONDecodeError:
                 return value
         return value
@@ -187,7 +200,7 @@ def _parse(value: Any, tp: Any, text: bool) -> Any:
             s = value.strip()
             if s.startswith(("[", "(")):
                 try:
-                    items = json.loads("[" + s[1:-1] + "]") if s[0] == "(" else json.loads(s)
+                    items = _json("[" + s[1:-1] + "]") if s[0] == "(" else _json(s)
                 except json.JSONDecodeError:
                     raise _Mismatch from None
                 inner_text = False
@@ -206,7 +219,7 @@ def _parse(value: Any, tp: Any, text: bool) -> Any:
         return origin(parsed)
     if text and isinstance(value, str):  # a type this parser does not know: JSON, else text
         try:
-            return json.loads(value)
+            return _json(value)
         except json.JSONDecodeError:
             return value
     return value
@@ -226,6 +239,8 @@ def parse_value(value: Any, tp: Any, *, where: str, text: bool) -> Any:
     """
     try:
         return _parse(value, tp, text)
+    except _TooDeep as exc:
+        raise InvalidConfigError(f"{where}: {exc}") from None
     except _Mismatch:
         raise InvalidConfigError(f"{where} must be {describe(tp)}; got {value!r}") from None
 

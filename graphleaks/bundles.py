@@ -22,8 +22,9 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
+from graphleaks._limits import MAX_JSON_BYTES, loads_bounded
 from graphleaks._outputs import BUNDLE, publish_dir
-from graphleaks.data.graph import fingerprint
+from graphleaks.data.graph import check_graph, fingerprint
 from graphleaks.data.ref import CARRIED_KINDS, DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.defenses import registry as defenses
@@ -50,6 +51,7 @@ BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": G
 #: Largest manifest read; a real one is a few kB, a hostile one may be anything.
 MAX_MANIFEST_BYTES = 16 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_INT_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)
 
 
 def _sha256(path: Path) -> str:
@@ -209,8 +211,9 @@ def read_manifest(path: str | Path) -> dict[str, Any]:
         raise BundleError(f"{root} has no {MANIFEST}; it is not a graphleaks bundle")
     raw = _read_regular(mpath, f"bundle {root}", limit=MAX_MANIFEST_BYTES)
     try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        manifest = loads_bounded(raw, str(mpath), max_bytes=MAX_MANIFEST_BYTES,
+                                 error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         # the message stays generic: the file may not be ours and must not be quoted
         raise BundleError(f"{mpath} is not valid JSON; it is not a graphleaks bundle "
                           "manifest") from None
@@ -285,8 +288,9 @@ def _files(manifest: dict[str, Any], root: Path) -> dict[str, str]:
 def _split(root: Path, sums: dict[str, Any]) -> MembershipSplit:
     data = _read_bundle_file(root, SPLIT, sums)
     try:
-        record = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        record = loads_bounded(data, str(root / SPLIT), max_bytes=MAX_JSON_BYTES,
+                               error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
         raise BundleError(f"{root / SPLIT} is not valid JSON") from None
     if not isinstance(record, dict):
         raise BundleError(f"{root / SPLIT} is not a split record")
@@ -344,6 +348,66 @@ def _dataset_ref(manifest: dict[str, Any], root: Path) -> DatasetRef:
         raise BundleError(f"{root / MANIFEST}: {exc}") from None
 
 
+def _bundle_problem(where: Path, problem: str) -> BundleError:
+    return BundleError(f"{where}: {problem}; the bundle is corrupted or was not written by "
+                       "graphleaks (re-create it with `graphleaks train`)")
+
+
+def _check_edges(t: torch.Tensor, num_nodes: int, where: Path, name: str) -> None:
+    """An edge index read from a bundle: integer ``[2, E]`` with ids in ``[0, num_nodes)``."""
+    if t.dtype not in _INT_DTYPES:
+        raise _bundle_problem(where, f"{name} is not an integer tensor")
+    if t.dim() != 2 or t.size(0) != 2:
+        raise _bundle_problem(where, f"{name} does not have shape [2, E]")
+    if t.numel() and (int(t.min()) < 0 or int(t.max()) >= num_nodes):
+        raise _bundle_problem(where, f"{name} refers to node ids outside 0..{num_nodes - 1}")
+
+
+def _check_bundle_graph(tensors: dict[str, torch.Tensor], where: Path) -> Data:
+    """The graph a bundle carries, validated like user input although its checksum matched.
+
+    A checksum proves only that the file is the one the manifest names, not that whoever
+    wrote both was graphleaks: a float or out-of-range edge index, labels that are not class
+    ids or NaN features would otherwise reach the audit.
+    """
+    x = tensors["x"]
+    if not x.is_floating_point() or x.dim() != 2 or x.size(0) == 0:
+        raise _bundle_problem(where, "x is not a non-empty 2-D float feature matrix")
+    if not bool(torch.isfinite(x).all()):
+        raise _bundle_problem(where, "x holds NaN or infinite features")
+    n = int(x.size(0))
+    for name in ("edge_index", "private_edge_index"):
+        if name in tensors:
+            _check_edges(tensors[name], n, where, name)
+    y = tensors.get("y")
+    if y is not None and (y.dtype not in _INT_DTYPES or y.dim() != 1 or y.numel() != n):
+        raise _bundle_problem(where, "y is not one integer label per node")
+    graph = _graph_from_tensors(tensors)
+    try:
+        return check_graph(graph, source=str(where))
+    except DataError as exc:
+        raise BundleError(str(exc)) from None
+
+
+def _check_attached(target_graph: Data, extras: dict[str, torch.Tensor], out_dim: int,
+                    root: Path) -> None:
+    """Labels within the model's classes, and the extras' edges and features in range."""
+    y = getattr(target_graph, "y", None)
+    if y is not None and y.numel() and (int(y.min()) < 0 or int(y.max()) >= out_dim):
+        raise BundleError(f"the graph's labels lie outside the {out_dim} classes of bundle "
+                          f"{root}'s model; use the graph the bundle was trained on")
+    where = root / EXTRAS
+    n = int(target_graph.num_nodes)
+    for name in ("released_edges", "public_edges"):
+        if name in extras:
+            _check_edges(extras[name], n, where, name)
+    feats = extras.get("features")
+    if feats is not None and (not feats.is_floating_point() or feats.dim() != 2
+                              or feats.size(0) != n or not bool(torch.isfinite(feats).all())):
+        raise _bundle_problem(where, "features is not a finite float matrix with one row per "
+                                     "node")
+
+
 def _bundle_graph(
     manifest: dict[str, Any], root: Path, ref: DatasetRef, data_root: str | Path | None
 ) -> Data:
@@ -358,7 +422,7 @@ def _bundle_graph(
         if "x" not in tensors or "edge_index" not in tensors:
             raise BundleError(f"{root / GRAPH} holds no graph (x, edge_index); re-create the "
                               "bundle with `graphleaks train`")
-        return _graph_from_tensors(tensors)
+        return _check_bundle_graph(tensors, root / GRAPH)
     if ref.kind in CARRIED_KINDS:
         raise BundleError(f"bundle {root} does not carry the graph it was trained on and "
                           f"graphleaks never follows file paths out of a bundle; "
@@ -415,6 +479,7 @@ def load_bundle(
     if split.num_nodes != graph.num_nodes:
         raise BundleError(f"bundle {root}: split covers {split.num_nodes} nodes, graph has "
                           f"{graph.num_nodes}")
+    _check_attached(graph, extras, manifest["out_dim"], root)
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed") or 0),
         # a manifest an earlier version wrote may spell the defense "gap-edp": resolved once

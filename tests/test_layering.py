@@ -11,8 +11,8 @@ The layers, low to high. A module may import its own layer and the layers below 
 ==========  ================================================================================
 layer       modules
 ==========  ================================================================================
-ground      errors, seeding, versions, ``_io``, ``_arrays``, ``_outputs``, ``_progress``,
-            ``_registry``, ``_tables``, ``_params`` (field typing), ``_validation``,
+ground      errors, seeding, versions, ``_io``, ``_arrays``, ``_outputs``, ``_limits``,
+            ``_progress``, ``_registry``, ``_tables``, ``_params`` (field typing), ``_validation``,
             ``_plugin`` (the plug-in base)
 records     metrics, privacy, threat (never importing one another)
 data        data
@@ -47,7 +47,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphleaks"
 #: (layer, module prefixes), low to high; a module belongs to the layer of its longest prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ground", ("graphleaks.errors", "graphleaks.seeding", "graphleaks.versions",
-                "graphleaks._io", "graphleaks._arrays", "graphleaks._outputs",
+                "graphleaks._io", "graphleaks._arrays", "graphleaks._outputs", "graphleaks._limits",
                 "graphleaks._progress", "graphleaks._registry", "graphleaks._tables",
                 "graphleaks._params", "graphleaks._validation", "graphleaks._plugin")),
     ("records", ("graphleaks.metrics", "graphleaks.privacy", "graphleaks.threat")),

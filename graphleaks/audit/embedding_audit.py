@@ -248,7 +248,9 @@ def load_attribute_csv(
         if node is None:
             raise DataError(f"{p}:{no}: the node id is not in the edge list (--edges).")
         if node < 0:
-            raise DataError(f"{p}:{no}: node id {node} is negative.")
+            raise DataError(f"{p}:{no}: the node id is negative.")
+        if node >= 2**62 or abs(val) >= 2**62:  # would overflow the int64 arrays below
+            raise DataError(f"{p}:{no}: node id or attribute out of range.")
         ids.append(node)
         vals.append(val)
     if not ids:
@@ -256,7 +258,10 @@ def load_attribute_csv(
     id_arr = np.asarray(ids, dtype=np.int64)
     uniq, cnt = np.unique(id_arr, return_counts=True)
     if (cnt > 1).any():
-        raise DataError(f"{p}: node id {int(uniq[cnt > 1][0])} appears more than once.")
+        # the row, never the id: messages do not quote what a file holds
+        first = next(i for i, v in enumerate(ids) if v in set(uniq[cnt > 1].tolist()))
+        raise DataError(f"{p}: a node id appears more than once (data row {first + 1} and a "
+                        "later one).")
     return id_arr, np.asarray(vals, dtype=np.int64)
 
 
@@ -287,11 +292,9 @@ def align_attributes(
     if len(missing) or len(extra):
         parts = []
         if len(missing):
-            parts.append(f"{len(missing)} embedded node(s) have no attribute "
-                         f"(e.g. {int(missing[0])})")
+            parts.append(f"{len(missing)} embedded node(s) have no attribute")
         if len(extra):
-            parts.append(f"{len(extra)} attribute row(s) have no embedding "
-                         f"(e.g. {int(extra[0])})")
+            parts.append(f"{len(extra)} attribute row(s) have no embedding")
         raise DataError(f"{emb_name} and {attr_name} do not match: {'; '.join(parts)}.")
     order = np.argsort(a)
     return np.asarray(attr_values)[order[np.searchsorted(a[order], e)]]
@@ -327,8 +330,8 @@ def audit_embedding_files(
     attr_ids, attr_vals = load_attribute_csv(ap, node_index=index)
     y = align_attributes(emb_ids, attr_ids, attr_vals, emb_name=str(ep), attr_name=str(ap))
     if len(np.unique(y)) < 2:
-        raise DataError(f"{ap}: the attribute has a single class ({int(y[0])}); attribute "
-                        "inference needs at least 2.")
+        raise DataError(f"{ap}: the attribute has a single class; attribute inference needs "
+                        "at least 2.")
     return audit_embeddings(vectors, y, classifiers=classifiers, aux_frac=aux_frac, seed=seed,
                             n_bootstrap=n_bootstrap,
                             source={"embeddings": str(ep.resolve()),

@@ -106,8 +106,10 @@ class ScoresTarget:
         rows = order[pos]
         missing = ids[rows] != nodes
         if missing.any():
-            raise CapabilityError(f"node {int(nodes[missing][0])} has no exported score; a "
-                                  "scores-only target answers only for the exported nodes")
+            # the node is not quoted: ids come from the user's files
+            raise CapabilityError(f"{int(missing.sum())} requested node(s) have no exported "
+                                  "score; a scores-only target answers only for the exported "
+                                  "nodes")
         return rows
 
     def logits(self, nodes: np.ndarray) -> torch.Tensor:
@@ -242,11 +244,13 @@ def scores_target(
     # types, emptiness, duplicates, overlap; the range check is "has a score row" below
     check_membership(m, nm, 2**62)
     for name, arr in (("member", m), ("non-member", nm)):
-        unscored = np.setdiff1d(arr, ids)
-        if unscored.size:
-            raise DataError(f"{unscored.size} {name} node(s) such as {int(unscored[0])} have no "
-                            f"score row in {node_scores.source}; export a score for every "
-                            f"{name} or drop them from the {name} set")
+        unscored = ~np.isin(arr, ids)
+        if unscored.any():
+            # the position in the set, never the id: messages do not quote what a file holds
+            raise DataError(f"{int(unscored.sum())} {name} node(s) have no score row in "
+                            f"{node_scores.source} (the first is entry "
+                            f"{int(np.flatnonzero(unscored)[0]) + 1} of the {name} ids); export "
+                            f"a score for every {name} or drop them from the {name} set")
     split = MembershipSplit(kind="scores_only", num_nodes=n,
                             train=np.sort(m.astype(np.int64)), val=np.zeros(0, np.int64),
                             test=np.sort(nm.astype(np.int64)), aux=np.zeros(0, np.int64),

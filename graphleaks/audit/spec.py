@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._limits import MAX_JSON_BYTES, input_boundary
 from graphleaks._tables import no_unknown as _no_unknown
 from graphleaks._tables import table as _table
 from graphleaks._tables import typed as _typed
@@ -295,7 +296,11 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         # a folder, device or pipe (/dev/zero would be read forever)
         raise InvalidConfigError(f"spec {p} is not a regular file; give a TOML file")
     try:
-        with p.open("rb") as fh:
+        if p.stat().st_size > MAX_JSON_BYTES:
+            raise InvalidConfigError(f"spec {p} is larger than {MAX_JSON_BYTES} bytes; give a "
+                                     "TOML spec file")
+        # tomllib parses nested arrays recursively: "a = [[[[..." must be a refusal
+        with input_boundary(f"spec {p}", InvalidConfigError), p.open("rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise InvalidConfigError(f"spec {p} does not exist") from None

@@ -17,7 +17,7 @@ import typer
 
 from graphleaks._outputs import EMBEDDING_REPORT, EMBEDDINGS, check_output_dir, publish_dir
 from graphleaks.cli._common import DataRoot, Seed, Verbose, check_audit_options, setup_logging
-from graphleaks.errors import InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError
 
 METHOD_DEFAULTS = {
     # phanein/deepwalk and aditya-grover/node2vec CLI defaults (docs/attacks.md §4)
@@ -83,6 +83,7 @@ def embed(
 
         pairs = load_edge_list(edges)
         index = node_index(edges)
+        _check_word2vec_ids(edges, index)
         names = {i: name for name, i in index.items()}
         # walks follow edges both ways, as in load_graph_files (which makes graphs undirected)
         edge_index = torch.from_numpy(np.concatenate([pairs, pairs[:, ::-1]]).T.copy())
@@ -111,11 +112,36 @@ def embed(
                            "num_nodes": emb.num_nodes, "dimensions": emb.dimensions}, indent=2))
 
 
+def _check_word2vec_ids(edges: Path, index: dict[str, int]) -> None:
+    """Refuse node ids that word2vec text cannot hold, before any training.
+
+    word2vec text is one ``id v1 ... vd`` line per node split on whitespace: an id with a
+    space would shift every value of its row, and one with a line break would forge a row.
+    No escaping is offered, since a reader of the file could not undo it.
+    """
+    from graphleaks.data.files import _read_table
+
+    if not any(_unsafe_id(name) for name in index):
+        return
+    rows = _read_table(edges, "edge list")[1]
+    bad = next(i for i, r in enumerate(rows) if any(_unsafe_id(t) for t in r[:2]))
+    # the row, never the id: messages do not quote what a file holds
+    raise DataError(f"edge list {edges}: data row {bad + 1} has a node id with whitespace or "
+                    "a line break, which word2vec text (embeddings.txt) cannot hold; rename "
+                    "such nodes (e.g. replace spaces with _)")
+
+
+def _unsafe_id(name: str) -> bool:
+    return any(c.isspace() or not c.isprintable() for c in name)
+
+
 def _write_keyed_text(path: str | Path, vectors: object, names: dict[int, str]) -> None:
     """word2vec text keyed by the edge list's own node ids (``user_17 v1 ... vd``)."""
     import numpy as np
 
     arr = np.asarray(vectors)
+    if any(_unsafe_id(n) for n in names.values()):  # refused at input; never written
+        raise DataError("a node id with whitespace cannot be written as word2vec text")
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(f"{arr.shape[0]} {arr.shape[1]}\n")
         for i, row in enumerate(arr.tolist()):

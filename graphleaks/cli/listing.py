@@ -17,6 +17,8 @@ from typing import Annotated
 
 import typer
 
+from graphleaks._limits import read_json_bounded
+
 KINDS = ("attacks", "defenses", "datasets", "architectures")
 
 
@@ -59,7 +61,7 @@ def catalogue(*, use_cache: bool = True) -> dict[str, dict[str, str]]:
     path = _cache_dir() / f"catalogue-{source_digest()}.json"
     if use_cache:
         try:
-            data = json.loads(path.read_text())
+            data = read_json_bounded(path, str(path))  # DataError is a ValueError
             if isinstance(data, dict) and set(data) == set(KINDS):
                 return data
         except (OSError, ValueError):

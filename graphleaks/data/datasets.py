@@ -23,6 +23,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
+from graphleaks._limits import check_npz, read_json_bounded
 from graphleaks._registry import Registry
 from graphleaks.data.graph import check_graph
 from graphleaks.errors import DataError
@@ -249,7 +250,6 @@ def _load_ego_facebook(root: Path | None, cache: Path) -> Data:
 @_register("facebook-pagepage", "Facebook Page-Page (22,470 pages, 4 types); SVD-128 features")
 def _load_facebook_pagepage(root: Path | None, cache: Path) -> Data:
     assert root is not None
-    import json
 
     from sklearn.decomposition import TruncatedSVD
 
@@ -265,10 +265,12 @@ def _load_facebook_pagepage(root: Path | None, cache: Path) -> Data:
     for r in rows:
         y[int(r["id"])] = types.index(r["page_type"])
     if cached.exists():
+        check_npz(cached, f"cached features {cached}")  # the cache folder is writable by others
         with np.load(cached, allow_pickle=False) as z:
             x = z["x"]
     else:
-        feats = json.loads(_require(base / "musae_facebook_features.json", name).read_text())
+        feats = read_json_bounded(_require(base / "musae_facebook_features.json", name),
+                                  f"dataset {name!r} features", max_bytes=1 << 30)
         ri = [int(k) for k, v in feats.items() for _ in v]
         ci = [int(f) for v in feats.values() for f in v]
         mat = sp.csr_matrix((np.ones(len(ri), np.float32), (ri, ci)),

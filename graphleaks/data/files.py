@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
+from graphleaks._limits import check_id_range, check_npy_header, input_boundary
 from graphleaks.data.graph import check_graph
 from graphleaks.errors import DataError
 
@@ -74,7 +74,8 @@ def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
             if delim == "," and "," not in sample:
                 delim = " "
             reader = csv.reader(fh, delimiter=delim)
-            rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
+            with input_boundary(f"{what} file {path}"):
+                rows = [[c.strip() for c in r if c.strip() != ""] for r in reader]
     except (OSError, UnicodeDecodeError, csv.Error):
         # never quote the file: it may be any file on the machine
         raise DataError(f"cannot read {what} file {path}: not a UTF-8 text table") from None
@@ -123,32 +124,15 @@ def read_npy(path: Path, what: str) -> np.ndarray:
     if not path.is_file():
         raise DataError(f"{what} file {path} does not exist or is not a regular file")
     try:
-        size = path.stat().st_size
         with path.open("rb") as fh:
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-            elif version == (2, 0):
-                shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-            else:
-                raise ValueError("unsupported .npy version")
-            offset = fh.tell()
-    except (OSError, ValueError, TypeError, SyntaxError, tokenize.TokenError, MemoryError):
-        # numpy parses the header as a Python literal; any failure means a broken file
-        raise DataError(f"{what} file {path} is not a valid .npy array file") from None
-    if dtype.hasobject or dtype.kind not in "biuf":
-        raise DataError(f"{what} file {path}: expected a numeric array, got dtype {dtype.kind!r}"
-                        " (pickled object arrays are never loaded)")
-    count = 1
-    for n in shape:
-        count *= int(n)
-    if count * dtype.itemsize != size - offset:
-        raise DataError(f"{what} file {path}: its header claims shape {tuple(shape)} but the "
-                        "file holds a different number of bytes (truncated or forged)")
-    try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
-        raise DataError(f"{what} file {path} is not a valid .npy array file") from None
+            check_npy_header(fh, path.stat().st_size, f"{what} file {path}")
+    except OSError:
+        raise DataError(f"{what} file {path} cannot be read") from None
+    with input_boundary(f"{what} file {path}"):
+        try:
+            return np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            raise DataError(f"{what} file {path} is not a valid .npy array file") from None
 
 
 def _load_features(features: Path) -> np.ndarray:
@@ -157,7 +141,8 @@ def _load_features(features: Path) -> np.ndarray:
     else:
         x = _numeric(_read_table(features, "feature")[1], features, "feature", float)
     if x.ndim != 2:
-        raise DataError(f"feature file {features}: expected a 2-D matrix, got shape {x.shape}")
+        raise DataError(f"feature file {features}: expected a 2-D matrix (one row per node), "
+                        f"got a {x.ndim}-D array")
     return x
 
 
@@ -198,9 +183,18 @@ def node_index(edges: str | Path) -> dict[str, int]:
     if any(len(r) < 2 for r in rows):
         raise DataError(f"edge list {path}: expected two columns (source, target)")
     tokens = [t for r in rows for t in r[:2]]
-    if all(t.lstrip("-").isdigit() for t in tokens):
-        return {t: int(t) for t in dict.fromkeys(tokens)}
+    if all(_is_int_id(t) for t in tokens):
+        index = {t: int(t) for t in dict.fromkeys(tokens)}
+        # ids index rows: node 10**15 must not size a 10**15-row array
+        check_id_range(max(index.values()), len(set(index.values())), f"edge list {path}")
+        return index
     return {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+
+
+def _is_int_id(token: str) -> bool:
+    # ASCII only: str.isdigit() also accepts "²", which int() refuses
+    digits = token[1:] if token.startswith("-") else token
+    return token.isascii() and digits.isdigit()
 
 
 def load_edge_list(edges: str | Path) -> np.ndarray:
@@ -214,7 +208,7 @@ def load_edge_list(edges: str | Path) -> np.ndarray:
     """
     path = Path(edges)
     index = node_index(path)
-    if any(not t.lstrip("-").isdigit() for t in index):
+    if any(not _is_int_id(t) for t in index):
         # string ids: the same numbering as the embedding and attribute files use
         rows = _read_table(path, "edge list")[1]
         return np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
@@ -259,10 +253,10 @@ def load_graph_files(
     header, e = _edge_rows(edges)
     x = _load_features(features)
     if e[:, :2].min() < 0 or e[:, :2].max() >= x.shape[0]:
-        bad = int(e[:, :2].min() if e[:, :2].min() < 0 else e[:, :2].max())
-        raise DataError(f"edge list {edges} refers to node id {bad}, but feature file "
-                        f"{features} has {x.shape[0]} rows (ids 0..{x.shape[0] - 1}); give one "
-                        "feature row per node")
+        # the id itself is not quoted: messages never show what a file holds
+        raise DataError(f"edge list {edges} refers to a node id outside 0..{x.shape[0] - 1} "
+                        f"(feature file {features} has {x.shape[0]} rows); give one feature "
+                        "row per node")
     y = _load_labels(Path(labels), features, x.shape[0]) if labels is not None else None
     data = Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(e[:, :2].T.copy()), y=y)
     if len(header) >= 3 and header[2] == "private":

@@ -45,7 +45,7 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
         raise DataError(f"{source}: node features must be a 2-D matrix, got shape {tuple(x.shape)}")
     x = x.float()
     if not torch.isfinite(x).all():
-        bad = int((~torch.isfinite(x)).any(dim=1).nonzero()[0, 0])
+        bad = int((~torch.isfinite(x)).any(dim=1).nonzero()[0, 0])  # a row, not a value
         raise DataError(f"{source}: node features contain NaN or inf (first at node {bad}); "
                         "clean or impute them before training")
     num_nodes = x.size(0)
@@ -64,8 +64,9 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
         )
     lo, hi = int(edge_index.min()), int(edge_index.max())
     if lo < 0 or hi >= num_nodes:
-        bad = lo if lo < 0 else hi
-        raise DataError(f"{source}: edge list refers to node id {bad}, outside 0..{num_nodes - 1}; "
+        # the edge's column, never the id: messages do not quote what a file holds
+        col = int(((edge_index < 0) | (edge_index >= num_nodes)).any(dim=0).nonzero()[0, 0])
+        raise DataError(f"{source}: edge {col} refers to a node id outside 0..{num_nodes - 1}; "
                         "node ids must index rows of the feature matrix")
     out = Data(x=x, edge_index=edge_index, num_nodes=num_nodes)
     y = getattr(data, "y", None)
@@ -83,9 +84,9 @@ def check_graph(data: Data, *, source: str = "graph") -> Data:
         if int(y.max()) >= max(num_nodes, 2):
             # the model gets one output per class id: a stray huge id would allocate a
             # gigantic output layer
-            raise DataError(f"{source}: label {int(y.max())} is not a class index; labels "
-                            f"must be class ids 0..K-1 with K <= {max(num_nodes, 2)} (the node "
-                            "count); renumber the classes")
+            raise DataError(f"{source}: a label is not a class index; labels must be class "
+                            f"ids 0..K-1 with K <= {max(num_nodes, 2)} (the node count); "
+                            "renumber the classes")
         out.y = y
     for key in data.keys():
         if key not in ("x", "edge_index", "y", "num_nodes"):

@@ -50,20 +50,34 @@ def read_node_ids(path: str | Path, num_nodes: int | None = None) -> np.ndarray:
     ids = _read_npy_ids(p) if p.suffix.lower() == ".npy" else _read_text_ids(p)
     if ids.size == 0:
         raise DataError(f"node-id file {p} holds no node ids; give at least one")
+    # messages give the entry (k-th id of the file), never an id: they do not quote files
     if ids.min() < 0:
-        raise DataError(f"node-id file {p}: negative node id {int(ids.min())}; "
-                        "node ids are 0-based row indices")
+        raise DataError(f"node-id file {p}: a negative node id (entry "
+                        f"{_first(ids < 0)}); node ids are 0-based row indices")
     if num_nodes is not None and ids.max() >= num_nodes:
         bad = int((ids >= num_nodes).sum())
-        raise DataError(f"node-id file {p}: {bad} id(s) such as {int(ids.max())} are outside "
-                        f"0..{num_nodes - 1} (the graph has {num_nodes} nodes); "
-                        "give ids of nodes in the graph")
+        raise DataError(f"node-id file {p}: {bad} id(s) (the first is entry "
+                        f"{_first(ids >= num_nodes)}) are outside 0..{num_nodes - 1} (the graph "
+                        f"has {num_nodes} nodes); give ids of nodes in the graph")
     uniq, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
         dup = uniq[counts > 1]
-        raise DataError(f"node-id file {p}: {dup.size} node id(s) such as {int(dup[0])} appear "
-                        "more than once; list each node once")
+        repeat = np.isin(ids, dup) & ~_first_seen(ids)
+        raise DataError(f"node-id file {p}: {dup.size} node id(s) appear more than once (the "
+                        f"first repeat is entry {_first(repeat)}); list each node once")
     return ids
+
+
+def _first(mask: np.ndarray) -> int:
+    """1-based position of the first true entry."""
+    return int(np.flatnonzero(mask)[0]) + 1
+
+
+def _first_seen(ids: np.ndarray) -> np.ndarray:
+    """Whether each entry is the first occurrence of its id."""
+    first = np.zeros(len(ids), dtype=bool)
+    first[np.unique(ids, return_index=True)[1]] = True
+    return first
 
 
 def _read_npy_ids(p: Path) -> np.ndarray:
@@ -71,8 +85,8 @@ def _read_npy_ids(p: Path) -> np.ndarray:
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        raise DataError(f"node-id file {p}: expected a 1-D array of node ids, got shape "
-                        f"{arr.shape}")
+        raise DataError(f"node-id file {p}: expected a 1-D array of node ids, got a "
+                        f"{arr.ndim}-D array")
     if arr.dtype.kind == "f":
         if not np.isfinite(arr).all() or not np.all(arr == np.round(arr)):
             raise DataError(f"node-id file {p}: node ids must be integers; save the ids with "
@@ -130,11 +144,12 @@ def check_membership(members: np.ndarray, non_members: np.ndarray, num_nodes: in
             raise DataError(f"the {name} set is empty; a membership audit needs at least one "
                             f"{name} node")
         if arr.min() < 0 or arr.max() >= num_nodes:
+            # the ids are not quoted: they may come from a file
             raise DataError(f"{name} ids must lie in 0..{num_nodes - 1} ({num_nodes} nodes); "
-                            f"got {int(arr.min())}..{int(arr.max())}")
+                            f"{int(((arr < 0) | (arr >= num_nodes)).sum())} do not")
         if np.unique(arr).size != arr.size:
             raise DataError(f"{name} ids contain duplicates; list each node once")
     both = np.intersect1d(np.asarray(members), np.asarray(non_members))
     if both.size:
-        raise DataError(f"member and non-member sets overlap in {both.size} node(s) such as "
-                        f"{int(both[0])}; a node is either a member or a non-member")
+        raise DataError(f"member and non-member sets overlap in {both.size} node(s); a node "
+                        "is either a member or a non-member")

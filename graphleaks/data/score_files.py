@@ -23,6 +23,7 @@ from typing import Literal
 
 import numpy as np
 
+from graphleaks._limits import check_npz, input_boundary
 from graphleaks.data.files import _numeric, _read_table, read_npy
 from graphleaks.data.node_sets import read_node_ids
 from graphleaks.errors import DataError
@@ -32,6 +33,9 @@ SCORE_KINDS: tuple[str, ...] = ("probabilities", "logits", "log_probabilities")
 
 #: Largest score file read (bytes): ~2 M nodes × 16 classes as float64.
 MAX_SCORE_FILE_BYTES = 256 * 1024 * 1024
+#: Largest decompressed ``.npz`` score export (all arrays together): the file limit is on
+#: compressed bytes, and zeros compress ~1000:1.
+MAX_SCORE_ARRAY_BYTES = 1 << 30
 #: Rows of probabilities must sum to 1 within this (float32 softmax rounding is ~1e-6).
 PROB_TOLERANCE = 1e-3
 
@@ -117,8 +121,10 @@ def check_scores(
         raise DataError(f"{source}: labels must be integer class indices, got dtype {y.dtype}")
     y = y.astype(np.int64)
     if y.min() < 0 or y.max() >= c:
+        # row indices, never values: messages do not quote what a file holds
         raise DataError(f"{source}: labels must lie in 0..{c - 1} (the scores have {c} "
-                        f"columns), got {int(y.min())}..{int(y.max())}; check the label "
+                        f"columns); {int(((y < 0) | (y >= c)).sum())} do not (first in row "
+                        f"{int(np.flatnonzero((y < 0) | (y >= c))[0])}); check the label "
                         "encoding or the score columns")
     if node_ids is None:
         ids = np.arange(n, dtype=np.int64)
@@ -133,12 +139,15 @@ def check_scores(
             raise DataError(f"{source}: node ids must be integers, got dtype {ids.dtype}")
         ids = ids.astype(np.int64)
         if ids.min() < 0:
-            raise DataError(f"{source}: negative node id {int(ids.min())}; node ids are "
-                            "0-based")
-        uniq, counts = np.unique(ids, return_counts=True)
+            raise DataError(f"{source}: a negative node id (row "
+                            f"{int(np.flatnonzero(ids < 0)[0])}); node ids are 0-based")
+        uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
         if (counts > 1).any():
-            raise DataError(f"{source}: node id {int(uniq[counts > 1][0])} has more than one "
-                            "score row; export each node once")
+            later = np.ones(n, dtype=bool)
+            later[first] = False
+            raise DataError(f"{source}: a node id has more than one score row (row "
+                            f"{int(np.flatnonzero(later)[0])} repeats an earlier one); export "
+                            "each node once")
     _check_kind(s, output, source)
     return NodeScores(node_ids=ids, scores=s, labels=y, output=output, source=source)
 
@@ -147,22 +156,25 @@ def _check_kind(s: np.ndarray, output: str, source: str) -> None:
     if output == "logits":
         return
     if output == "probabilities":
-        if s.min() < -PROB_TOLERANCE or s.max() > 1 + PROB_TOLERANCE:
-            raise DataError(f"{source}: probabilities must lie in [0, 1], got values in "
-                            f"[{float(s.min()):.3g}, {float(s.max()):.3g}]; if these are "
+        out = ((s < -PROB_TOLERANCE) | (s > 1 + PROB_TOLERANCE)).any(axis=1)
+        if out.any():
+            raise DataError(f"{source}: probabilities must lie in [0, 1]; row "
+                            f"{int(np.flatnonzero(out)[0])} holds a value outside; if these are "
                             "logits, pass the output kind 'logits'")
         sums = s.astype(np.float64).sum(axis=1)
     else:  # log_probabilities
-        if s.max() > PROB_TOLERANCE:
-            raise DataError(f"{source}: log-probabilities must be <= 0, got {float(s.max()):.3g};"
-                            " if these are logits, pass the output kind 'logits'")
+        pos = (s > PROB_TOLERANCE).any(axis=1)
+        if pos.any():
+            raise DataError(f"{source}: log-probabilities must be <= 0; row "
+                            f"{int(np.flatnonzero(pos)[0])} holds a positive value; if these are "
+                            "logits, pass the output kind 'logits'")
         sums = np.exp(s.astype(np.float64)).sum(axis=1)
     off = np.abs(sums - 1.0) > PROB_TOLERANCE
     if off.any():
         row = int(np.flatnonzero(off)[0])
         raise DataError(f"{source}: {int(off.sum())} row(s) of {output.replace('_', '-')} do "
-                        f"not sum to 1 (row {row} sums to {float(sums[row]):.4g}); if these are "
-                        "logits, pass the output kind 'logits'")
+                        f"not sum to 1 (first: row {row}); if these are logits, pass the output "
+                        "kind 'logits'")
 
 
 def load_scores(
@@ -219,13 +231,20 @@ def load_scores(
 
 
 def _load_npz(p: Path, output: str, src: str) -> NodeScores:
+    # members are checked against their headers and the decompressed-size limit before
+    # numpy allocates anything: a 0.5 MB .npz may declare gigabytes
+    check_npz(p, src, max_bytes=MAX_SCORE_ARRAY_BYTES)
     try:
         with np.load(p, allow_pickle=False) as z:
             names = set(z.files)
             if not {"scores", "labels"} <= names:
+                # the names found are not listed: they are the file's content
                 raise DataError(f"{src}: a .npz needs arrays 'scores' and 'labels' (and "
-                                f"optionally 'node_ids'); found {sorted(names)}")
-            arrays = {k: z[k] for k in ("scores", "labels", "node_ids") if k in names}
+                                "optionally 'node_ids')")
+            with input_boundary(src):
+                arrays = {k: z[k] for k in ("scores", "labels", "node_ids") if k in names}
+    except DataError:
+        raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError):
         # pickled (object) arrays raise ValueError; never quote the file
         raise DataError(f"{src} is not a valid .npz of numeric arrays (pickled arrays are "
@@ -244,8 +263,8 @@ def _read_labels(lp: Path, ids: np.ndarray | None, n_rows: int) -> np.ndarray:
         return lab[:, 0]
     row_ids = ids if ids is not None else np.arange(n_rows, dtype=np.int64)
     by_id = dict(zip(lab[:, 0].tolist(), lab[:, 1].tolist(), strict=False))
-    missing = [int(i) for i in row_ids if int(i) not in by_id]
+    missing = [r for r, i in enumerate(row_ids.tolist()) if i not in by_id]
     if missing:
-        raise DataError(f"label file {lp}: {len(missing)} scored node(s) such as {missing[0]} "
-                        "have no label; give a label for every scored node")
+        raise DataError(f"label file {lp}: {len(missing)} scored node(s) have no label (the "
+                        f"first is score row {missing[0]}); give a label for every scored node")
     return np.asarray([by_id[int(i)] for i in row_ids], dtype=np.int64)

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from graphleaks._limits import read_json_bounded
 from graphleaks._validation import validate
 from graphleaks.data.graph import induced_edges
 from graphleaks.errors import DataError
@@ -162,10 +163,14 @@ class MembershipSplit:
             arrays = {n: np.asarray(data[n], dtype=np.int64) for n in PART_NAMES}
             kind = str(data["kind"])
             seed = int(data["seed"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"malformed split record: {exc}") from exc
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            # the field, never its value: the record may come from a hostile file
+            what = f"field {exc.args[0]!r} is missing" if isinstance(exc, KeyError) else \
+                "a field has the wrong type"
+            raise DataError(f"malformed split record: {what}") from None
         if kind not in ("inductive", "transductive"):
-            raise DataError(f"malformed split record: unknown kind {kind!r}")
+            raise DataError("malformed split record: unknown kind (expected inductive or "
+                            "transductive)")
         allids = np.concatenate(list(arrays.values()))
         if allids.size and (allids.min() < 0 or allids.max() >= num_nodes):
             raise DataError("malformed split record: node id out of range")
@@ -180,7 +185,10 @@ class MembershipSplit:
     @classmethod
     def load(cls, path: str | Path) -> MembershipSplit:
         """Read a split written by :meth:`save`."""
+        data = read_json_bounded(Path(path), f"split file {path}")
+        if not isinstance(data, dict):
+            raise DataError(f"split file {path} is not a split record")
         try:
-            return cls.from_dict(json.loads(Path(path).read_text()))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read split file {path}: {exc}") from exc
+            return cls.from_dict(data)
+        except DataError as exc:
+            raise DataError(f"split file {path}: {exc}") from None

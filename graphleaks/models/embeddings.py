@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from graphleaks._limits import input_boundary
 from graphleaks._validation import validate
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.walks import CSRGraph, IntArray, WalkConfig, generate_walks
@@ -401,8 +402,8 @@ def _read_npy(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32
 
     arr = read_npy(path, "embedding")  # header checked against the file size first
     if not isinstance(arr, np.ndarray) or arr.ndim != 2:
-        shape = getattr(arr, "shape", None)
-        raise DataError(f"{path}: expected a 2-D [num_nodes, dimensions] array, got {shape}.")
+        raise DataError(f"{path}: expected a 2-D [num_nodes, dimensions] array, got a "
+                        f"{getattr(arr, 'ndim', 0)}-D array.")
     if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise DataError(f"{path}: expected numeric embeddings, got dtype {arr.dtype}.")
     vectors = arr.astype(np.float32)
@@ -449,29 +450,27 @@ def _read_word2vec_text(
     if len(first) == 2 and _parse_int(first[0]) is not None and _parse_int(first[1]) is not None:
         expected_rows, dims = int(first[0]), int(first[1])
         if expected_rows < 0 or dims < 1:
-            raise DataError(
-                f"{path}:{first_no}: bad header {' '.join(first)!r}; expected 'N d' with d >= 1."
-            )
+            # the header is not quoted: messages never show what a file holds
+            raise DataError(f"{path}:{first_no}: bad header; expected 'N d' with N >= 0 and "
+                            "d >= 1.")
         lines = lines[1:]
     if dims is None:
         dims = len(lines[0][1]) - 1
         if dims < 1:
             raise DataError(f"{path}:{lines[0][0]}: a row needs a node id and at least 1 value.")
     if expected_rows is not None and len(lines) != expected_rows:
-        raise DataError(
-            f"{path}: the header announces {expected_rows} rows but the file has {len(lines)}."
-        )
+        raise DataError(f"{path}: the header's row count differs from the {len(lines)} rows "
+                        "the file holds.")
     # every row is checked before allocating: a forged "N d" header must not size the array
     for no, tokens in lines:
         if len(tokens) != dims + 1:
-            raise DataError(
-                f"{path}:{no}: expected a node id and {dims} values, got {len(tokens)} fields."
-            )
+            raise DataError(f"{path}:{no}: expected a node id and as many values as the "
+                            f"header (or first row) gives, got {len(tokens)} fields.")
     ids = np.empty(len(lines), dtype=np.int64)
     vectors = np.empty((len(lines), dims), dtype=np.float32)
     for row, (no, tokens) in enumerate(lines):
         node = _node_id(tokens[0], node_index)
-        if node is None or node < 0:
+        if node is None or node < 0 or node >= 2**62:  # 2**62: fits the int64 ids
             raise DataError(_bad_id(path, f":{no}", node_index))
         try:
             values = np.array(tokens[1:], dtype=np.float64)
@@ -484,8 +483,19 @@ def _read_word2vec_text(
         vectors[row] = values
     uniq, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
-        raise DataError(f"{path}: node id {int(uniq[counts > 1][0])} appears more than once.")
+        raise DataError(f"{path}:{_first_repeat_line(ids, lines)}: a node id appears more than "
+                        "once.")
     return ids, vectors
+
+
+def _first_repeat_line(ids: npt.NDArray[np.int64], lines: list[tuple[int, list[str]]]) -> int:
+    """The file line of the first row whose node id an earlier row already had."""
+    seen: set[int] = set()
+    for node, (no, _) in zip(ids.tolist(), lines, strict=True):
+        if node in seen:
+            return no
+        seen.add(node)
+    return lines[-1][0]
 
 
 def _parse_float(token: str) -> float | None:
@@ -554,10 +564,13 @@ def _read_word2vec_binary(
     """Read gensim/word2vec's binary format (``save_word2vec_format(binary=True)``)."""
     from gensim.models import KeyedVectors
 
+    _check_binary_header(path)
     try:
-        kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
-    except (ValueError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not a readable binary word2vec file ({exc}).") from None
+        with input_boundary(str(path)):
+            kv = KeyedVectors.load_word2vec_format(str(path), binary=True)
+    except (ValueError, EOFError, UnicodeDecodeError):
+        # gensim's message may quote the file; it is not passed on
+        raise DataError(f"{path}: not a readable binary word2vec file.") from None
     ids = np.empty(len(kv.index_to_key), dtype=np.int64)
     for i, key in enumerate(kv.index_to_key):
         node = _node_id(str(key), node_index)
@@ -569,8 +582,19 @@ def _read_word2vec_binary(
         raise DataError(f"{path}: non-finite value (NaN or inf).")
     uniq, counts = np.unique(ids, return_counts=True)
     if (counts > 1).any():
-        raise DataError(f"{path}: node id {int(uniq[counts > 1][0])} appears more than once.")
+        raise DataError(f"{path}: a node id appears more than once.")
     return ids, vectors
+
+
+def _check_binary_header(path: Path) -> None:
+    """Refuse an ``"N d"`` header whose rows could not fit in the file, before gensim sizes
+    an ``N x d`` array by it (a 100-byte file may declare 10^12 rows)."""
+    with path.open("rb") as fh:
+        n, d = (int(v) for v in fh.readline(256).split())  # checked by _is_word2vec_binary
+    # each row is at least a one-byte id, a space and d float32 values
+    if n < 0 or d < 1 or n * (4 * d + 2) > path.stat().st_size:
+        raise DataError(f"{path}: the binary word2vec header declares more rows or dimensions "
+                        "than the file holds (truncated or forged).")
 
 
 __all__ = [

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from graphleaks._limits import loads_bounded
 from graphleaks.errors import DataError, InvalidConfigError
 
 #: Largest model file read (bytes); a larger one is refused before it is opened.
@@ -241,7 +242,7 @@ def build_model_factory(model_class: str, model_kwargs: str | None) -> Callable[
     """
     cls = import_class(model_class)
     try:
-        kwargs = json.loads(model_kwargs) if model_kwargs else {}
+        kwargs = loads_bounded(model_kwargs, "--model-kwargs") if model_kwargs else {}
     except json.JSONDecodeError as exc:
         raise InvalidConfigError(f"--model-kwargs is not valid JSON ({exc.msg}); give an "
                                  "object such as '{\"hidden\": 64}'") from exc

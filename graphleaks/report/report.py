@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._limits import loads_bounded
 from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 
@@ -148,8 +149,9 @@ class AuditReport:
                 field. The text itself is never quoted.
         """
         try:
-            data = json.loads(text)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            # bounded in depth, so the recursive decoders below never hit the recursion limit
+            data = loads_bounded(text, where, max_bytes=MAX_REPORT_BYTES, error=DataError)
+        except (UnicodeDecodeError, json.JSONDecodeError):
             raise DataError(f"{where} is not valid JSON; give a report.json written by "
                             "`graphleaks audit`") from None
         return cls.from_dict(data, where=where)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from graphleaks._io import csv_cell
 from graphleaks.attacks._pairs import edge_keys
 from graphleaks.attacks.base import AttackResult, Task
 from graphleaks.models.target import TrainedTarget
@@ -175,6 +176,8 @@ def scores_csv(tables: Sequence[CandidateTable]) -> str:
                 node, src, dst = "", int(t.nodes[i, 0]), int(t.nodes[i, 1])
             else:
                 node, src, dst = int(t.nodes[i]), "", ""
-            w.writerow((t.attack, t.task, node, src, dst, int(t.degree[i]), t.cls[i],
-                        t.part[i], repr(float(t.scores[i])), int(t.labels[i])))
+            # string cells only: a name starting with "=" must not run in a spreadsheet
+            w.writerow((csv_cell(t.attack), csv_cell(t.task), node, src, dst,
+                        int(t.degree[i]), csv_cell(str(t.cls[i])), csv_cell(str(t.part[i])),
+                        repr(float(t.scores[i])), int(t.labels[i])))
     return buf.getvalue()

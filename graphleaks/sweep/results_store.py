@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphleaks._io import csv_cell
+from graphleaks._limits import read_json_bounded
 from graphleaks._registry import canonical_name, normalize_name
 from graphleaks.errors import DataError
 
@@ -200,10 +202,15 @@ class ResultsStore:
         self._con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                           (key, json.dumps(value, sort_keys=True)))
 
+    def _json(self, raw: Any, what: str) -> Any:
+        """A JSON column, bounded: the store may be a file from anywhere."""
+        return read_json_bounded(raw if isinstance(raw, (str, bytes)) else str(raw),
+                                 f"results store {self.path}: {what}")
+
     def get_meta(self, key: str) -> Any:
         """The JSON value stored under ``key``, or None."""
         row = self._con.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else self._json(row[0], f"meta {key!r}")
 
     def add_pending(self, runs: Iterable[Mapping[str, Any]]) -> int:
         """Insert runs not yet in the store as ``pending``; returns how many were new."""
@@ -285,7 +292,7 @@ class ResultsStore:
                 continue
             for k in ("config", "metrics", "utility", "ledger"):
                 raw = d.get(f"{k}_json")
-                d[k] = json.loads(raw) if raw else None
+                d[k] = self._json(raw, f"a run's {k}") if raw else None
             out.append(d)
         return out
 
@@ -328,5 +335,6 @@ def to_csv(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> str:
     cols = list(flat[0]) if flat else ["config_hash"]
     w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
     w.writeheader()
-    w.writerows(flat)
+    # string cells only (an error text or dataset name may start with "="); numbers as they are
+    w.writerows({k: csv_cell(v) for k, v in r.items()} for r in flat)
     return buf.getvalue()

@@ -48,7 +48,7 @@ def test_files_round_trip(tmp_path):
 
 @pytest.mark.parametrize("edges,features,match", [
     ("", "1,0\n0,1\n", "empty"),
-    ("0,5\n", "1,0\n0,1\n", "node id 5"),
+    ("0,5\n", "1,0\n0,1\n", "node id outside"),
     ("0,a\n", "1,0\n0,1\n", "non-numeric"),
     ("0,1\n", "nan,0\n0,1\n", "NaN"),
 ])

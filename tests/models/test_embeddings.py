@@ -170,10 +170,10 @@ def test_load_text_without_header_and_unordered_ids(tmp_path: Path) -> None:
     ("content", "match"),
     [
         ("2 2\n0 0.1 0.2\n1 0.3 abc\n", r"x\.emd:3: non-numeric value in field 3"),
-        ("3 2\n0 0.1 0.2\n1 0.3 0.4\n", "announces 3 rows"),
-        ("2 2\n0 0.1 0.2\n1 0.3\n", r"x\.emd:3: expected a node id and 2 values"),
+        ("3 2\n0 0.1 0.2\n1 0.3 0.4\n", "row count differs"),
+        ("2 2\n0 0.1 0.2\n1 0.3\n", r"x\.emd:3: expected a node id and as many values"),
         ("2 2\n0 0.1 0.2\nb 0.3 0.4\n", "node id is not"),
-        ("2 2\n0 0.1 0.2\n0 0.3 0.4\n", "appears more than once"),
+        ("2 2\n0 0.1 0.2\n0 0.3 0.4\n", r"x\.emd:3: a node id appears more than once"),
         ("1 2\n0 nan 0.2\n", "non-finite"),
         ("", "empty"),
     ],
