@@ -4,8 +4,31 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+
+def write_atomically(dest: Path, write: Callable[[str], object]) -> Path:
+    """Call ``write(tmp_path)`` on a temporary file next to ``dest``, then rename it into place.
+
+    Args:
+        dest: The final path.
+        write: Writes the content to the path it is given.
+
+    Returns:
+        ``dest``.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; outputs are ordinary files
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dest
 
 
 def write_texts_atomically(texts: Mapping[Path, str]) -> None:

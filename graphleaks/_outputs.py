@@ -7,12 +7,18 @@ the same kind (its marker file says so) and holds nothing but graphleaks' own fi
 working directory, its parents, the home directory and the filesystem root are never
 replaced. Every check runs before any training or audit starts, so a bad ``--out`` costs
 nothing.
+
+Single output files follow the same rule (:func:`check_output_file`, :func:`publish_files`):
+an existing file is replaced only when it starts with the exact generator marker graphleaks
+writes at a fixed place in its own structure (never because it merely mentions a word), and
+a symbolic link, dangling or not, is never written through or replaced.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,8 +91,9 @@ def _marker_ok(folder: Path, kind: OutputKind) -> bool:
 def _is_own(path: Path, kind: OutputKind) -> bool:
     """Whether ``path`` (inside an output folder of ``kind``) is a file graphleaks wrote.
 
-    Besides the kind's own files, the gate's JUnit XML and Markdown summary count: the CI
-    example writes them into the report folder, and a rerun must be able to replace it.
+    Besides the kind's own files, the gate's JUnit XML and Markdown summary count when they
+    start with the gate's generator marker: the CI example writes them into the report
+    folder, and a rerun must be able to replace it.
     """
     if path.is_symlink() or not path.is_file():
         return False
@@ -94,8 +101,7 @@ def _is_own(path: Path, kind: OutputKind) -> bool:
         return True
     with path.open("rb") as fh:
         head = fh.read(4096)
-    return (head.startswith(b"<?xml") and b"graphleaks-privacy-gate" in head) or \
-        head.startswith(b"## graphleaks privacy gate")
+    return is_junit_xml(head) or is_gate_summary(head)
 
 
 def _foreign_entry(folder: Path, kind: OutputKind) -> str | None:
@@ -215,39 +221,139 @@ def _remove_own(folder: Path, kind: OutputKind) -> None:
         folder.rmdir()
 
 
-def check_output_file(path: Path, *, flag: str, is_ours: Callable[[bytes], bool] | None,
+#: The head of every HTML page graphleaks writes: the generator ``<meta>`` at a fixed place.
+HTML_HEAD = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+             '<meta name="generator" content="graphleaks">')
+#: The head of the gate's JUnit XML: declaration, generator comment, then the root element.
+XML_DECLARATION = "<?xml version='1.0' encoding='utf-8'?>\n"
+XML_GENERATOR = "<!-- generator: graphleaks -->"
+JUNIT_HEAD = XML_DECLARATION + XML_GENERATOR + '\n<testsuites name="graphleaks-privacy-gate" '
+
+#: The first line of the gate's Markdown summary (an HTML comment: invisible when rendered).
+SUMMARY_HEAD = "<!-- generator: graphleaks privacy gate -->\n"
+
+Recogniser = Callable[[bytes], bool]
+
+
+def is_html_page(head: bytes) -> bool:
+    """Whether a file's head is an HTML page graphleaks wrote (:data:`HTML_HEAD`)."""
+    return head.startswith(HTML_HEAD.encode())
+
+
+def is_junit_xml(head: bytes) -> bool:
+    """Whether a file's head is the gate's JUnit XML (:data:`JUNIT_HEAD`)."""
+    return head.startswith(JUNIT_HEAD.encode())
+
+
+def is_gate_summary(head: bytes) -> bool:
+    """Whether a file starts with a summary graphleaks wrote (:data:`SUMMARY_HEAD`)."""
+    return head.startswith(SUMMARY_HEAD.encode())
+
+
+def _printable(path: Path) -> str:
+    """``path`` for a one-line message: control characters escaped, never raw."""
+    text = str(path)
+    if text.isprintable():
+        return text
+    return text.encode("unicode_escape").decode("ascii")
+
+
+def check_output_file(path: Path, *, flag: str, is_ours: Recogniser | None,
                       append: bool = False) -> None:
     """Refuse a single output file graphleaks may not write, before any work starts.
 
     Args:
         path: The file.
         flag: The option name used in messages.
-        is_ours: Recognises graphleaks' own earlier output from its first 64 kB; an
+        is_ours: Recognises graphleaks' own earlier output from its first 64 kB (an exact
+            marker graphleaks writes at a fixed place, e.g. :func:`is_html_page`); an
             existing file it does not recognise is refused. None: never replace a file.
-        append: The file is appended to (a CI step summary), so any regular file is fine.
+        append: The file is appended to (a CI step summary), so any regular file is fine;
+            links and anything but a regular file are still refused.
 
     Raises:
         InvalidConfigError: Naming the path and what to do instead.
     """
-    if path.is_symlink() and not append:
-        raise InvalidConfigError(f"{flag} {path} is a symbolic link; give a real file path")
+    shown = _printable(path)
+    if path.is_symlink():
+        raise InvalidConfigError(f"{flag} {shown} is a symbolic link; give a real file path")
     if not path.exists():
         _check_parent(path, flag)
         return
     if not path.is_file():
-        raise InvalidConfigError(f"{flag} {path} exists and is not a regular file; choose "
+        raise InvalidConfigError(f"{flag} {shown} exists and is not a regular file; choose "
                                  "another path")
     if not os.access(path, os.W_OK):
-        raise InvalidConfigError(f"{flag} {path} is not writable")
+        raise InvalidConfigError(f"{flag} {shown} is not writable")
     if append:
         return
     with path.open("rb") as fh:
         head = fh.read(1 << 16)
     if is_ours is None or not is_ours(head):
-        raise InvalidConfigError(f"{flag} {path} exists and was not written by graphleaks; "
+        raise InvalidConfigError(f"{flag} {shown} exists and was not written by graphleaks; "
                                  "choose another path or remove it yourself")
 
 
-def contains(marker: bytes) -> Callable[[bytes], bool]:
-    """A recogniser for :func:`check_output_file`: the file's head holds ``marker``."""
-    return lambda head: marker in head
+@dataclass(frozen=True)
+class OutputFile:
+    """One file to publish with :func:`publish_files`.
+
+    Attributes:
+        path: Where it goes.
+        flag: The option that named it (for messages).
+        text: Its whole content.
+        is_ours: As for :func:`check_output_file`.
+    """
+
+    path: Path
+    flag: str
+    text: str
+    is_ours: Recogniser | None
+
+
+def publish_files(files: list[OutputFile]) -> None:
+    """Write several output files, all or none, each checked again just before.
+
+    The paths were checked before the work started; they are checked once more (a file may
+    have appeared or become a link while the work ran), then every file is written to a
+    temporary name and renamed into place (a rename replaces a link that appears in between,
+    it never writes through it).
+
+    Raises:
+        InvalidConfigError: If a path may not be written; nothing is written then.
+    """
+    from graphleaks._io import write_texts_atomically
+
+    for f in files:
+        check_output_file(f.path, flag=f.flag, is_ours=f.is_ours)
+    write_texts_atomically({f.path: f.text for f in files})
+
+
+def append_output_file(path: Path, text: str, *, flag: str) -> None:
+    """Append ``text`` to a regular file (created if missing), never through a link.
+
+    Args:
+        path: The file (e.g. ``$GITHUB_STEP_SUMMARY``).
+        text: What to append.
+        flag: The option name used in messages.
+
+    Raises:
+        InvalidConfigError: If ``path`` is a link or not a regular file.
+    """
+    check_output_file(path, flag=flag, is_ours=None, append=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # a link or a FIFO that appeared since the check: refused at open, never followed or
+    # waited on
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | nofollow
+                     | os.O_NONBLOCK, 0o644)
+    except OSError:
+        raise InvalidConfigError(f"{flag} {_printable(path)} cannot be opened for appending "
+                                 "(a link or not a regular file); give a real file path"
+                                 ) from None
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise InvalidConfigError(f"{flag} {_printable(path)} is not a regular file; give "
+                                     "a real file path")
+        fh.write(text)

@@ -26,3 +26,23 @@ class BundleError(GraphleaksError, ValueError):
 
 class CapabilityError(GraphleaksError, ValueError):
     """An attack needs an output or knowledge that the threat model does not grant."""
+
+
+def one_line(message: str) -> str:
+    r"""``message`` as one printable line: control and line-break characters escaped.
+
+    A user's option value (a slice key, a path) may hold a newline or a terminal escape; the
+    CLI prints every error through this, so an error is always exactly one line and never
+    drives the terminal.
+
+    Example:
+        >>> one_line("bad key 'a\nb\x1b[31m'")
+        "bad key 'a\\nb\\x1b[31m'"
+    """
+    out = []
+    for ch in message:
+        if ch.isprintable():
+            out.append(ch)
+        else:  # \n, \r, \t, ESC, DEL, U+2028/2029 ...: shown escaped, never raw
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)

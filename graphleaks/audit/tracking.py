@@ -7,14 +7,29 @@ report files as artifacts. A sweep logs one run per unit with :meth:`MlflowTrack
 
 Written against MLflow's public fluent API (``mlflow.start_run``, ``log_params``,
 ``log_metrics``, ``log_dict``, ``log_artifact``); the tracking URI comes from
-``MLFLOW_TRACKING_URI`` as usual (a local ``file:`` store works offline).
+``MLFLOW_TRACKING_URI`` as usual.
+
+The store is checked before any work: :meth:`MlflowTracker.from_env` refuses a URI that
+cannot work (unknown scheme, or a database store without SQLAlchemy) and
+:meth:`MlflowTracker.open` connects to it, so a bad store is exit 2 before training, never a
+failure after a long audit. Two MLflow 3 changes are handled there:
+
+* the ``file:`` store (``file:./mlruns``, the offline store of the README) is behind the
+  opt-in ``MLFLOW_ALLOW_FILE_STORE``; naming a ``file:`` URI is that choice, so graphleaks
+  sets the opt-in for its own process when the variable is unset;
+* with ``MLFLOW_TRACKING_URI`` unset, MLflow 3 defaults to ``sqlite:///mlflow.db``, which
+  needs SQLAlchemy (the full ``mlflow`` package; ``mlflow-skinny`` lacks it). Without it
+  that default is refused up front, naming ``file:./mlruns`` or a server instead.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +51,80 @@ def _mlflow() -> Any:
         raise InvalidConfigError("--mlflow needs MLflow: pip install 'graphleaks[mlflow]'") \
             from None
     return mlflow
+
+
+#: Database schemes served by MLflow's SQLAlchemy store (a ``+driver`` suffix allowed).
+DB_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+#: Schemes opened without SQLAlchemy: the file store, servers, Databricks.
+OTHER_SCHEMES = ("file", "http", "https", "databricks", "databricks-uc", "uc")
+_USE_INSTEAD = ("set MLFLOW_TRACKING_URI=file:./mlruns (an offline store) or "
+                "http://HOST:PORT (a tracking server)")
+
+
+def _scheme(uri: str) -> str:
+    """The URI's scheme, lower case; ``file`` for a plain path (MLflow reads it as one)."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.\-]*):", uri)
+    if m is None or len(m.group(1)) == 1:  # no scheme, or a Windows drive letter
+        return "file"
+    return m.group(1).lower()
+
+
+def shown_uri(uri: str) -> str:
+    """``uri`` for a message: user and password removed, control characters escaped."""
+    from graphleaks.errors import one_line
+
+    return one_line(re.sub(r"^([A-Za-z][A-Za-z0-9+.\-]*://)[^/@]*@", r"\1***@", uri))
+
+
+def check_tracking_uri(uri: str, *, default: bool = False) -> str:
+    """Refuse a tracking URI that cannot work, before anything is opened or written.
+
+    Args:
+        uri: The tracking URI.
+        default: True when ``MLFLOW_TRACKING_URI`` is unset and ``uri`` is MLflow's default.
+
+    Returns:
+        The URI's scheme (``file`` for a plain path).
+
+    Raises:
+        InvalidConfigError: For an unknown scheme, or a database store without SQLAlchemy;
+            the message says what to use instead.
+    """
+    scheme = _scheme(uri)
+    if scheme.split("+")[0] in DB_SCHEMES:
+        if not _has_sqlalchemy():
+            what = (f"MLFLOW_TRACKING_URI is unset, and MLflow's default store "
+                    f"{shown_uri(uri)}" if default else
+                    f"the MLflow store MLFLOW_TRACKING_URI={shown_uri(uri)}")
+            raise InvalidConfigError(f"--mlflow: {what} needs SQLAlchemy, which mlflow-skinny "
+                                     f"lacks (pip install mlflow for a database store); or "
+                                     f"{_USE_INSTEAD}")
+        return scheme
+    if scheme not in OTHER_SCHEMES:
+        raise InvalidConfigError(f"--mlflow: MLFLOW_TRACKING_URI={shown_uri(uri)} has an "
+                                 f"unknown scheme {scheme!r}; {_USE_INSTEAD}")
+    return scheme
+
+
+def _has_sqlalchemy() -> bool:
+    """Whether MLflow's database stores can load (the full ``mlflow`` package brings it)."""
+    return importlib.util.find_spec("sqlalchemy") is not None
+
+
+@contextmanager
+def _quick_http() -> Iterator[None]:
+    """One short try at a server: MLflow retries for minutes by default."""
+    names = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ.update(names)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _key(name: str) -> str:
@@ -108,24 +197,56 @@ def audit_params(report: AuditReport) -> dict[str, str]:
 @dataclass(frozen=True)
 class MlflowTracker:
     """Logs audits to the MLflow tracking server or store ``tracking_uri`` (None: MLflow's
-    default, i.e. ``MLFLOW_TRACKING_URI`` or ``./mlruns``)."""
+    default, i.e. ``MLFLOW_TRACKING_URI`` or, in MLflow 3, ``sqlite:///mlflow.db``)."""
 
     tracking_uri: str | None = None
     experiment: str = "graphleaks"
 
     @classmethod
     def from_env(cls) -> MlflowTracker:
-        """A tracker for MLflow's configured store; fails early without the extra.
+        """A tracker for MLflow's configured store, its URI checked; opens nothing yet.
+
+        Call :meth:`open` once every other option is checked, before the work starts.
 
         Raises:
-            InvalidConfigError: If MLflow is not installed, naming the fix.
+            InvalidConfigError: If MLflow is not installed, or the store cannot work (see
+                :func:`check_tracking_uri`), naming the fix.
         """
-        _mlflow()
-        return cls()
+        mlflow = _mlflow()
+        given = os.environ.get("MLFLOW_TRACKING_URI") or None
+        uri = given or str(mlflow.get_tracking_uri())
+        check_tracking_uri(uri, default=given is None)
+        return cls(tracking_uri=uri)
+
+    def open(self) -> None:
+        """Connect to the store and look the experiment up: a store that is down, refuses
+        us or cannot be created fails here, before any work (a new ``file:`` or ``sqlite:``
+        store is created empty).
+
+        Raises:
+            InvalidConfigError: Naming the store (without credentials) and what to do.
+        """
+        mlflow = _mlflow()
+        uri = self.tracking_uri or str(mlflow.get_tracking_uri())
+        scheme = check_tracking_uri(uri, default=self.tracking_uri is None)
+        if scheme == "file":
+            # naming a file: store is the user's opt-in to MLflow 3's maintenance-mode store;
+            # an explicit MLFLOW_ALLOW_FILE_STORE (even false) is kept
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        try:
+            with _quick_http():
+                mlflow.MlflowClient(tracking_uri=uri).get_experiment_by_name(self.experiment)
+        except Exception as exc:  # noqa: BLE001 - any failure to open the store is the same
+            raise InvalidConfigError(
+                f"--mlflow: cannot open the MLflow store {shown_uri(uri)} "
+                f"({type(exc).__name__}); check that it is reachable and writable, or "
+                f"{_USE_INSTEAD}") from None
 
     def _start(self, name: str) -> Any:
         mlflow = _mlflow()
         if self.tracking_uri:
+            if _scheme(self.tracking_uri) == "file":  # as in open(): the user's opt-in
+                os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
             mlflow.set_tracking_uri(self.tracking_uri)
         mlflow.set_experiment(self.experiment)
         return mlflow, mlflow.start_run(run_name=name)

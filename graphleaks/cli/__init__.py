@@ -24,7 +24,7 @@ from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
 from graphleaks.cli import sweep as _sweep
 from graphleaks.cli import train as _train
-from graphleaks.errors import GraphleaksError
+from graphleaks.errors import GraphleaksError, one_line
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_THRESHOLD = 0, 1, 2, 3
 
@@ -44,8 +44,8 @@ class _OneLineUsageGroup(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # `graphleaks train` alone: help
                 raise
             where = exc.ctx.command_path if exc.ctx is not None else "graphleaks"
-            msg = " ".join(exc.format_message().split())
-            typer.echo(f"error: {msg} (see `{where} --help`)", err=True)
+            msg = one_line(" ".join(exc.format_message().split()))
+            typer.echo(f"error: {msg} (see `{one_line(where)} --help`)", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
 
@@ -57,6 +57,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # help texts are plain text: rich markup would eat "graphleaks[mlflow]", "[gate]" and
+    # "ATTACK[SLICE]" as style tags
+    rich_markup_mode=None,
 )
 
 
@@ -104,7 +107,7 @@ def _one_line_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except GraphleaksError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
 
     return wrapper
@@ -133,7 +136,7 @@ def main() -> None:
         if isinstance(code, int) and code != 0:
             sys.exit(code)
     except GraphleaksError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         sys.exit(EXIT_USAGE)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -149,6 +152,6 @@ def main() -> None:
 
         if os.environ.get("GRAPHLEAKS_DEBUG"):
             traceback.print_exc()
-        typer.echo(f"internal error: {type(exc).__name__}: {exc} (set GRAPHLEAKS_DEBUG=1 for "
-                   "the traceback)", err=True)
+        typer.echo(f"internal error: {type(exc).__name__}: {one_line(str(exc))} (set "
+                   "GRAPHLEAKS_DEBUG=1 for the traceback)", err=True)
         sys.exit(EXIT_RUNTIME)

@@ -172,7 +172,7 @@ def audit(
     if mlflow:
         from graphleaks.audit.tracking import MlflowTracker
 
-        tracker = MlflowTracker.from_env()
+        tracker = MlflowTracker.from_env()  # the URI now; the store just before the work
     bars = want_progress(show_progress, quiet=quiet, json_out=json_out)
     sweep_rows = None
     if sweep_results is not None:
@@ -199,7 +199,10 @@ def audit(
                 "--population": population is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
                 "--canary-audit": bool(canary_audit), "--sweep-results": sweep_results
-                is not None, "--query-graph": query_graph != "target"})
+                is not None, "--query-graph": query_graph != "target"},
+            before_work=tracker.open if tracker is not None else None)
+        if tracker is not None:  # an ordinary AuditReport: logged like any other audit
+            tracker.log_audit(run.report, out)
         _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
         return
     if model is not None:  # a saved foreign model: graphleaks.cli.audit_model
@@ -214,7 +217,10 @@ def audit(
                 "--bundle": bundle is not None, "--dataset": dataset is not None,
                 "--embeddings": embeddings is not None, "--config": config_file is not None,
                 "--canary-audit": bool(canary_audit),
-                "--query-graph": query_graph != "target", "--defense": defense != "none"})
+                "--query-graph": query_graph != "target", "--defense": defense != "none"},
+            before_work=tracker.open if tracker is not None else None)
+        if tracker is not None:  # an ordinary AuditReport: logged like any other audit
+            tracker.log_audit(run.report, out)
         _print_summary(run.report, out / "report.json", out / "report.md", json_out, quiet)
         return
     if model_class is not None or model_kwargs is not None:
@@ -262,6 +268,8 @@ def audit(
                                              "it there)")
         overrides = {n: ctx.params[n] for n in SPEC_OVERRIDES if n in given}
         spec = load_spec(config_file)  # a bad spec fails before any work
+        if tracker is not None:
+            tracker.open()  # an unreachable store fails before any work too
         with progress_display(bars):
             report = run_spec(spec, device=device, overrides=overrides)
         json_path, md_path = write_report(report, out, html=True)
@@ -305,6 +313,8 @@ def audit(
         defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
         validate(defense_obj.config, type(defense_obj).__name__)
         check_used(defense_obj, defense_params(defense, params, epsilon, delta))
+    if tracker is not None:
+        tracker.open()  # every option is checked: the store last, before any work
     with progress_display(bars):
         if bundle is not None:
             graph = None

@@ -11,6 +11,7 @@ written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,11 @@ def run_model_audit_cli(
     members: Path | None, non_members: Path | None, out: Path, attack: list[str] | None,
     population: Path | None = None, param: list[str] | None = None,
     suite: str, n_bootstrap: int | None, seed: int, conflicting: dict[str, bool],
+    before_work: Callable[[], object] | None = None,
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
+
+    ``before_work`` is called once every input is checked, just before the attacks run.
 
     Raises:
         InvalidConfigError: For conflicting or missing options, or an unknown format/class.
@@ -78,6 +82,8 @@ def run_model_audit_cli(
               else "every node neither member nor non-member",
               "attacks": names or "all applicable", "suite": the_suite.name,
               "n_bootstrap": n_bootstrap}
+    if before_work is not None:
+        before_work()  # e.g. open the MLflow store: everything else is checked by now
     run = audit_target(target, attacks=names, seed=seed, suite=the_suite,
                        n_bootstrap=n_bootstrap, config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)

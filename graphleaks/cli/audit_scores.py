@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ def run_scores_audit_cli(
     seed: int,
     conflicting: dict[str, Any],
     score_ids: Path | None = None,
+    before_work: Callable[[], object] | None = None,
 ) -> Any:
     """Validate everything, run the scores-only audit, write the report files.
 
@@ -43,6 +45,7 @@ def run_scores_audit_cli(
         n_bootstrap: Bootstrap replicates (default: the suite's).
         seed: Root seed.
         conflicting: Options of other audit modes and whether each was given.
+        before_work: Called once every input is checked, just before the audit runs.
 
     Returns:
         The :class:`~graphleaks.audit.runner.AuditRun`.
@@ -94,6 +97,8 @@ def run_scores_audit_cli(
               "non_members": str(non_members) if non_members else "every other scored node",
               "scores_output": scores_output, "attacks": names or "all applicable",
               "suite": the_suite.name, "n_bootstrap": n_bootstrap}
+    if before_work is not None:
+        before_work()  # e.g. open the MLflow store: everything else is checked by now
     run = audit_scores_run(ns, members=target.split.train, non_members=target.split.test,
                            attacks=names, seed=seed, n_bootstrap=n_bootstrap, suite=the_suite,
                            config=config, params=params)

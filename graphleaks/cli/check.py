@@ -50,10 +50,10 @@ def check(
     """
     import dataclasses
 
+    from graphleaks._outputs import OutputFile, append_output_file, publish_files
     from graphleaks.audit.spec import load_spec
     from graphleaks.errors import InvalidConfigError
     from graphleaks.report.gates import BOUNDS, GateSpec, check_threshold
-    from graphleaks.report.junit import write_junit
     from graphleaks.report.regression import (
         check_report,
         parse_threshold_option,
@@ -61,19 +61,11 @@ def check(
     )
     from graphleaks.report.report import load_report
 
-    _check_outputs(junit, summary, html)  # before reading anything
+    # Every path and option is checked, and every file rendered, before the first byte is
+    # written: a refused command (a bad --max, --config or --baseline) leaves nothing behind.
+    html_target = _check_outputs(junit, summary, html, write_baseline)
     data = load_report(report)
-    if write_baseline is not None:
-        from graphleaks._io import write_texts_atomically
-
-        if write_baseline.exists():
-            raise InvalidConfigError(f"--write-baseline {write_baseline} already exists; "
-                                     "compare with --baseline, or delete it to start over")
-        write_texts_atomically({write_baseline: report.read_text()})
-        typer.echo(f"baseline written: {write_baseline} (gate later runs with --baseline "
-                   f"{write_baseline})", err=json_out)
-        if not max_ and config is None and baseline is None:
-            return
+    baseline_text = report.read_text(encoding="utf-8") if write_baseline is not None else None
     gate = GateSpec()
     baseline_path = None
     if config is not None:
@@ -94,16 +86,35 @@ def check(
     if baseline is not None:
         baseline_path = baseline
     base = load_report(baseline_path) if baseline_path is not None else None
+    files: list[OutputFile] = []
+    if write_baseline is not None and baseline_text is not None:
+        files.append(OutputFile(write_baseline, "--write-baseline", baseline_text, None))
+    gated = write_baseline is None or bool(max_) or config is not None or baseline is not None
+    if not gated:  # only the baseline is asked for
+        publish_files(files)
+        _echo_baseline(write_baseline, json_out)
+        return
     result = check_report(data, gate, base)
     md = render_gate_markdown(result)
     if junit is not None:
-        write_junit(result, junit)
+        from graphleaks._outputs import is_junit_xml
+        from graphleaks.report.junit import to_junit_xml
+
+        files.append(OutputFile(junit, "--junit", to_junit_xml(result), is_junit_xml))
+    if html_target is not None:
+        from graphleaks._outputs import is_html_page
+
+        files.append(OutputFile(html_target, "--html", _render_gate_html(data, result),
+                                is_html_page))
+    publish_files(files)  # all of them or none
     if summary is not None:
-        summary.parent.mkdir(parents=True, exist_ok=True)
-        with summary.open("a", encoding="utf-8") as fh:
-            fh.write(md + "\n")
-    if html is not None:
-        _write_gate_html(data, html, result)
+        from graphleaks._outputs import SUMMARY_HEAD
+
+        # the generator line lets a rerun of the CI example recognise a summary.md it wrote
+        # into a report folder; in $GITHUB_STEP_SUMMARY it is an invisible HTML comment
+        append_output_file(summary, SUMMARY_HEAD + md + "\n", flag="--summary")
+    if write_baseline is not None:
+        _echo_baseline(write_baseline, json_out)
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -115,34 +126,56 @@ def check(
         raise typer.Exit(EXIT_THRESHOLD)
 
 
-def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None) -> None:
+def _echo_baseline(path: Path | None, json_out: bool) -> None:
+    """Say where the baseline went (on stderr with --json, which keeps stdout for JSON)."""
+    typer.echo(f"baseline written: {path} (gate later runs with --baseline {path})",
+               err=json_out)
+
+
+def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None,
+                   write_baseline: Path | None) -> Path | None:
     """Refuse output files check may not write: only graphleaks' own earlier output is replaced.
 
-    The summary is appended to (CI step summaries are other programs' files by design), so
-    any regular file is accepted there.
+    JUnit XML and HTML are replaced only when they start with graphleaks' generator head; a
+    baseline is never replaced; the summary is appended to (CI step summaries are other
+    programs' files by design), so any regular file is accepted there. Links, dangling or
+    not, are refused everywhere.
+
+    Returns:
+        The file ``--html`` writes (``report.html`` inside it when it names a folder).
     """
-    from graphleaks._outputs import check_output_file, contains
+    from graphleaks._outputs import check_output_file, is_html_page, is_junit_xml
+    from graphleaks.errors import InvalidConfigError
 
     if junit is not None:
-        check_output_file(junit, flag="--junit", is_ours=contains(b"graphleaks-privacy-gate"))
+        check_output_file(junit, flag="--junit", is_ours=is_junit_xml)
     if summary is not None:
         check_output_file(summary, flag="--summary", is_ours=None, append=True)
-    if html is not None and not html.is_dir():
-        check_output_file(html, flag="--html", is_ours=contains(b"graphleaks"))
+    target = None
+    if html is not None:
+        if html.is_symlink():
+            raise InvalidConfigError(f"--html {html} is a symbolic link; give a real path")
+        target = html / "report.html" if html.is_dir() else html
+        check_output_file(target, flag="--html", is_ours=is_html_page)
+    if write_baseline is not None:
+        if write_baseline.exists() and not write_baseline.is_symlink():
+            raise InvalidConfigError(f"--write-baseline {write_baseline} already exists; "
+                                     "compare with --baseline, or delete it to start over")
+        check_output_file(write_baseline, flag="--write-baseline", is_ours=None)
+    outs = [p for p in (junit, target, write_baseline) if p is not None]
+    if len({p.absolute() for p in outs}) < len(outs):
+        raise InvalidConfigError("--junit, --html and --write-baseline must name different "
+                                 "files")
+    return target
 
 
-def _write_gate_html(data: AuditReport, html: Path, result: Any) -> None:
-    """Render the gate page; a report whose fields the page needs are malformed is exit 2."""
+def _render_gate_html(data: AuditReport, result: Any) -> str:
+    """The gate page; a report whose fields the page needs are malformed is exit 2."""
     from graphleaks.errors import DataError
-    from graphleaks.report.html import write_html
+    from graphleaks.report.html import render_html
 
-    target = html / "report.html" if html.is_dir() else html
-    if html.is_dir():
-        from graphleaks._outputs import check_output_file, contains
-
-        check_output_file(target, flag="--html", is_ours=contains(b"graphleaks"))
     try:
-        write_html(data, target, gate=result)
+        return render_html(data, gate=result)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         # the report passed its type checks but a nested field the page reads is malformed
         raise DataError(f"cannot render --html from the report: malformed field "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Annotated
@@ -68,39 +69,64 @@ def results(
         lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                   for row in table]
         text = "\n".join(lines) + "\n"
+    done = [r for r in rows if r["status"] == "done"]
+    if plot is not None and not done:  # refused before the export is written
+        raise DataError(f"no finished runs in {db} to plot")
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        from graphleaks._outputs import OutputFile, publish_files
+
+        publish_files([OutputFile(out, "--out", text, _is_export)])
     else:
         typer.echo(text, nl=False)
     if plot is not None:
+        from graphleaks._io import write_atomically
+        from graphleaks._outputs import check_output_file
         from graphleaks.report.html import privacy_utility_figure
 
-        done = [r for r in rows if r["status"] == "done"]
-        if not done:
-            raise DataError(f"no finished runs in {db} to plot")
         fig = privacy_utility_figure(done, metric=metrics[0])
-        plot.parent.mkdir(parents=True, exist_ok=True)
-        # the Software tag lets a later run recognise the file as its own output
-        fig.savefig(plot, dpi=120, bbox_inches="tight",
-                    metadata={"Software": "graphleaks privacy-utility plot"})
+        check_output_file(plot, flag="--plot", is_ours=_is_plot)  # again: it may have changed
         import matplotlib.pyplot as plt
 
-        plt.close(fig)
+        try:
+            # the Software tag lets a later run recognise the file as its own output
+            write_atomically(plot, lambda tmp: fig.savefig(
+                tmp, format="png", dpi=120, bbox_inches="tight",
+                metadata={"Software": PLOT_SOFTWARE}))
+        finally:
+            plt.close(fig)
+
+
+#: The PNG ``Software`` text chunk of the privacy-utility plot: its generator marker.
+PLOT_SOFTWARE = "graphleaks privacy-utility plot"
+_PNG = b"\x89PNG\r\n\x1a\n"
+# The exports have no comment syntax for a generator marker (CSV and JSON consumers would
+# choke on one), so each is recognised by the exact head graphleaks writes: the CSV header,
+# the JSON array of records, the table's count line.
+_EXPORT_HEADS = (
+    re.compile(rb"config_hash(\n|,defense,epsilon,attack,seed,status,)"),
+    re.compile(rb'\[\]\n|\[\n  \{\n    "config_hash": '),
+    re.compile(rb"runs: [0-9]+ done, [0-9]+ pending, [0-9]+ failed\n"),
+)
 
 
 def _is_export(head: bytes) -> bool:
     """Whether a file's head is a graphleaks results export (table, CSV or JSON)."""
-    text = head.lstrip()
-    return (text.startswith((b"config_hash,", b"runs: "))
-            or (text.startswith(b"[") and (b'"config_hash"' in text or text.strip() == b"[]")))
+    return any(p.match(head) for p in _EXPORT_HEADS)
+
+
+def _is_plot(head: bytes) -> bool:
+    """Whether a file is a PNG carrying the plot's ``Software`` text chunk."""
+    return head.startswith(_PNG) and b"tEXtSoftware\x00" + PLOT_SOFTWARE.encode() in head
 
 
 def _check_outputs(out: Path | None, plot: Path | None) -> None:
     """Refuse export paths that hold files graphleaks did not write, before any query."""
-    from graphleaks._outputs import check_output_file, contains
+    from graphleaks._outputs import check_output_file
+    from graphleaks.errors import InvalidConfigError
 
     if out is not None:
         check_output_file(out, flag="--out", is_ours=_is_export)
     if plot is not None:
-        check_output_file(plot, flag="--plot", is_ours=contains(b"graphleaks privacy-utility"))
+        check_output_file(plot, flag="--plot", is_ours=_is_plot)
+    if out is not None and plot is not None and out.absolute() == plot.absolute():
+        raise InvalidConfigError("--out and --plot must name different files")

@@ -54,6 +54,8 @@ def sweep(
                 for u in expand_grid(s) for r in u.runs]
         typer.echo(json.dumps(runs, indent=2))
         return
+    if tracker is not None:
+        tracker.open()  # an unreachable store fails before the first run, not after the last
     try:
         with progress_display(want_progress(show_progress, quiet=False, json_out=False)):
             summary = run_sweep(s, db, workers=workers, backend=backend,

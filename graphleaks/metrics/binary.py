@@ -451,6 +451,9 @@ def duddu_onehot_confidence_accuracy(
 # --------------------------------------------------------------------------- with intervals
 
 
+_BOOTSTRAP = ci.BOOTSTRAP  # the class body's own ``ci`` property hides the module
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate with its confidence interval and the method that gave the interval.
@@ -462,6 +465,14 @@ class Estimate:
         method: How the interval was computed: ``"percentile-bootstrap"`` by default, or one
             of the analytic methods of :mod:`graphleaks.metrics.intervals` (at the boundary of
             the metric's range, or above the bootstrap size limit).
+
+    A percentile-bootstrap interval is built with :meth:`covering`: it always holds its own
+    point estimate. The percentile interval alone need not: when every replicate falls on
+    one side of the estimate (a statistic biased under resampling, such as the oracle
+    ``max_advantage`` or a TPR at a low FPR, or few replicates), both percentiles do, and
+    an interval that excludes the number it qualifies reads as a contradiction (and broke
+    the report's error bars). The interval is then stretched to the estimate, which only
+    widens it.
     """
 
     value: float
@@ -479,10 +490,22 @@ class Estimate:
         return {"value": self.value, "ci": [self.lo, self.hi], "method": self.method}
 
     @classmethod
+    def covering(cls, value: float, lo: float, hi: float, method: str = _BOOTSTRAP
+                 ) -> Estimate:
+        """An estimate whose interval is ``[lo, hi]`` stretched to hold ``value``.
+
+        Example:
+            >>> Estimate.covering(0.80, 0.81, 0.93)
+            Estimate(value=0.8, lo=0.8, hi=0.93, method='percentile-bootstrap')
+        """
+        value = float(value)
+        return cls(value, min(float(lo), value), max(float(hi), value), method)
+
+    @classmethod
     def from_replicates(cls, values: FloatArray, confidence: float) -> Estimate:
         """Build from ``values[0]`` (the data) and ``values[1:]`` (bootstrap replicates)."""
         lo, hi = percentile_interval(values[1:], confidence)
-        return cls(float(values[0]), lo, hi)
+        return cls.covering(float(values[0]), lo, hi)
 
 
 @dataclass(frozen=True)
@@ -733,7 +756,7 @@ def binary_metrics(
             lo, hi, method = analytic[key]
             return Estimate(value, float(lo), float(hi), method)
         lo, hi = percentile_interval(np.concatenate(replicates[key]), confidence)
-        return Estimate(value, lo, hi)
+        return Estimate.covering(value, lo, hi)
 
     at_threshold = None
     if t is not None:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphleaks._io import write_texts_atomically
+from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_files
 from graphleaks.report._figures import figure, pyplot
 from graphleaks.report.records import MetricReading, decode_readings
 from graphleaks.report.report import AuditReport, interval_methods_of
@@ -151,8 +151,9 @@ def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%f
                 continue
             v = est.value
             ci = est.ci or (v, v)
-            ax.errorbar([v], [i], xerr=[[v - ci[0]], [ci[1] - v]], fmt="o", color="#2563eb",
-                        capsize=4)
+            # clipped at 0: an interval read from an older report may miss its estimate
+            ax.errorbar([v], [i], xerr=[[max(0.0, v - ci[0])], [max(0.0, ci[1] - v)]],
+                        fmt="o", color="#2563eb", capsize=4)
         base = {"auc": 0.5, "max_advantage": 0.0}.get(m)
         if m.startswith("tpr@"):
             base = {"tpr@0.1%fpr": 0.001, "tpr@1%fpr": 0.01, "tpr@10%fpr": 0.1}[m]
@@ -461,17 +462,25 @@ def render_html(
     body.append(_attack_details(report))
     versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.versions.items()))
     body.append(f"<footer>Library versions: {versions}.</footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    # HTML_HEAD (with its generator <meta>) lets a later run recognise the page as its own
+    return (HTML_HEAD + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\">"
             f"<style>{CSS}</style></head><body><main>"
             + "\n".join(body) + "</main></body></html>\n")
 
 
-def write_html(report: AuditReport, path: str | Path, **kwargs: Any) -> Path:
-    """Write :func:`render_html` atomically to ``path`` (``report.html`` if a folder)."""
+def write_html(report: AuditReport, path: str | Path, *, flag: str = "path",
+               **kwargs: Any) -> Path:
+    """Write :func:`render_html` atomically to ``path`` (``report.html`` if a folder).
+
+    An existing file is replaced only when it is a page graphleaks wrote; a link is never
+    written through (:func:`graphleaks._outputs.check_output_file`).
+
+    Raises:
+        InvalidConfigError: If ``path`` is a link or someone else's file (``flag`` names it).
+    """
     p = Path(path)
-    if p.is_dir():
+    if p.is_dir() and not p.is_symlink():
         p = p / "report.html"
-    write_texts_atomically({p: render_html(report, **kwargs)})
+    publish_files([OutputFile(p, flag, render_html(report, **kwargs), is_html_page)])
     return p

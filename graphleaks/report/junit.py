@@ -16,7 +16,13 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from graphleaks._io import write_texts_atomically
+from graphleaks._outputs import (
+    XML_DECLARATION,
+    XML_GENERATOR,
+    OutputFile,
+    is_junit_xml,
+    publish_files,
+)
 from graphleaks.report.regression import GateResult
 
 
@@ -43,11 +49,21 @@ def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") 
             out = ET.SubElement(tc, "system-out")
             out.text = c.message
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # with the default suite name the text starts with JUNIT_HEAD: declaration, generator
+    # comment, root element; that is how a rerun recognises the file as its own
+    return XML_DECLARATION + XML_GENERATOR + "\n" + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write_junit(result: GateResult, path: str | Path, **kwargs: str) -> Path:
-    """Write :func:`to_junit_xml` atomically to ``path``."""
+def write_junit(result: GateResult, path: str | Path, *, flag: str = "path",
+                **kwargs: str) -> Path:
+    """Write :func:`to_junit_xml` atomically to ``path``.
+
+    An existing file is replaced only when it is the gate's own JUnit XML; a link is never
+    written through (:func:`graphleaks._outputs.check_output_file`).
+
+    Raises:
+        InvalidConfigError: If ``path`` is a link or someone else's file (``flag`` names it).
+    """
     p = Path(path)
-    write_texts_atomically({p: to_junit_xml(result, **kwargs)})
+    publish_files([OutputFile(p, flag, to_junit_xml(result, **kwargs), is_junit_xml)])
     return p

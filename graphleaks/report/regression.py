@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._registry import normalize_name
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.errors import DataError, InvalidConfigError, one_line
 from graphleaks.report.gates import (
     GateSpec,
     Threshold,
@@ -226,6 +226,10 @@ def parse_threshold_option(item: str, known_attacks: Collection[str] = ()) -> Th
         InvalidConfigError: On bad syntax, an unknown metric or attack, or a limit outside
             [0, 1].
     """
+    if not item.isprintable():
+        # a newline or terminal escape in a slice key or limit: refused, and never echoed raw
+        raise InvalidConfigError(f"--max {one_line(repr(item))} holds a control character "
+                                 "(a newline, tab or escape); type the threshold on one line")
     key, sep, raw = item.rpartition("=")  # the last '=': slice keys may hold one
     if not sep:
         raise InvalidConfigError(f"--max {item!r} must look like METRIC=LIMIT or "

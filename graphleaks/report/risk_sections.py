@@ -95,8 +95,10 @@ def degree_figure(report: AuditReport) -> Any | None:
             xs = [p[0] + dx for p in pts]
             ests = [p[1] if col == 1 else p[2] for p in pts]
             ys = [float(e.value) for e in ests]
-            lo = [y - float(e.lo) for y, e in zip(ys, ests, strict=True)]
-            hi = [float(e.hi) - y for y, e in zip(ys, ests, strict=True)]
+            # clipped at 0: a report read from a file may carry an interval that misses its
+            # estimate (written before intervals covered it); the page still renders
+            lo = [max(0.0, y - float(e.lo)) for y, e in zip(ys, ests, strict=True)]
+            hi = [max(0.0, float(e.hi) - y) for y, e in zip(ys, ests, strict=True)]
             ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=name)
     for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
         ax.axhline(base, color="grey", ls="--", lw=1)

@@ -92,3 +92,35 @@ def test_bad_arguments() -> None:
         bootstrap_auc_ci(s, y, n_bootstrap=10.0, seed=0)  # type: ignore[arg-type]
     with pytest.raises(DataError):
         bootstrap_auc_ci(s, np.ones(20), seed=0)
+
+
+def test_every_bootstrap_interval_holds_its_own_estimate() -> None:
+    """Few replicates and an upward-biased statistic (the oracle max advantage): the
+    percentile interval alone can miss its estimate (`audit --n-bootstrap 10` crashed the
+    report's error bars); the reported interval is stretched to hold it."""
+    from graphleaks.metrics.binary import binary_metrics
+    from graphleaks.metrics.multiclass import multiclass_metrics
+
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        y = np.r_[np.ones(15), np.zeros(15)].astype(np.int64)
+        s = rng.normal(size=30) + 0.8 * y
+        m = binary_metrics(s, y, n_bootstrap=10, seed=seed)
+        ests = {"auc": m.auc, "average_precision": m.average_precision,
+                "max_advantage": m.max_advantage,
+                **{f"tpr@{f}": e for f, e in m.tpr_at_fpr.items()}}
+        for name, e in ests.items():
+            assert e.lo <= e.value <= e.hi, (seed, name, e)
+        true = rng.integers(0, 3, size=30)
+        pred = np.where(rng.random(30) < 0.5, true, rng.integers(0, 3, size=30))
+        mc = multiclass_metrics(true, pred, n_bootstrap=10, seed=seed)
+        for e in (mc.accuracy, mc.f1_macro, mc.f1_micro):
+            assert e.lo <= e.value <= e.hi, (seed, e)
+
+
+def test_covering_only_widens() -> None:
+    from graphleaks.metrics.binary import Estimate
+
+    assert Estimate.covering(0.5, 0.4, 0.6).ci == (0.4, 0.6)
+    assert Estimate.covering(0.3, 0.4, 0.6).ci == (0.3, 0.6)
+    assert Estimate.covering(0.7, 0.4, 0.6).ci == (0.4, 0.7)
