@@ -1,7 +1,9 @@
 """``graphleaks check``: the CI privacy gate.
 
 Exit codes: 0 every check passed; 3 a threshold was crossed; 2 bad input (unreadable
-report, unknown metric, threshold outside [0, 1], report of a newer schema version).
+report, unknown metric, threshold outside [0, 1], report of a newer schema version, a
+baseline audited on another graph). A baseline of another model on the same graph gates
+with one ``warning:`` line on stderr.
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def check(
         _echo_baseline(write_baseline, json_out)
         return
     result = check_report(data, gate, base)
+    for note in result.notes:  # e.g. a baseline of another model on the same graph
+        typer.echo(f"warning: {note}", err=True)
     md = render_gate_markdown(result)
     if junit is not None:
         from graphleaks._outputs import is_junit_xml

@@ -200,10 +200,28 @@ class RocCounts:
         return np.asarray(np.max(self.tpr - self.fpr, axis=1), dtype=np.float64)
 
     def tpr_at(self, fpr: float) -> FloatArray:
-        """Largest TPR among thresholds with FPR <= ``fpr``, per row."""
+        """Expected TPR of the randomised operating point at FPR = ``fpr``, per row.
+
+        Column ``g`` is the last threshold with FPR <= ``fpr``. When ``fpr`` falls strictly
+        between it and the next threshold, the next step of the curve is one group of tied
+        scores; flagging that whole group with probability
+        ``p = (fpr - FPR[g]) / (FPR[g+1] - FPR[g])`` gives an expected FPR of exactly ``fpr``
+        and an expected TPR of ``TPR[g] + p * (TPR[g+1] - TPR[g])``, the point on the ROC
+        segment. Only a step that holds negatives *and* positives (a tie across the classes)
+        rises along that segment, so on untied scores this is the largest TPR of a real
+        threshold with FPR <= ``fpr``, as before.
+        """
+        rows = np.arange(self.tp.shape[0])
         # TPR and FPR are non-decreasing along the columns, so the feasible set is a prefix.
         last = np.sum(self.fpr <= fpr, axis=1) - 1
-        return np.asarray(self.tpr[np.arange(self.tp.shape[0]), last], dtype=np.float64)
+        nxt = np.minimum(last + 1, self.fpr.shape[1] - 1)
+        f0, f1 = self.fpr[rows, last], self.fpr[rows, nxt]
+        t0, t1 = self.tpr[rows, last], self.tpr[rows, nxt]
+        step = f1 - f0
+        p = np.divide(fpr - f0, step, out=np.zeros_like(step), where=step > 0)
+        # a tie-free step moves FPR alone (t1 == t0): the value is unchanged to the last bit
+        out = np.where(t1 > t0, t0 + p * (t1 - t0), t0)
+        return np.asarray(out, dtype=np.float64)
 
 
 def counts_from_indices(indices: IntArray, n: int) -> IntArray:

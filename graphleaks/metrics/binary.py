@@ -13,6 +13,7 @@ bounds of what a fixed-threshold attack achieves, next to the threshold-free AUC
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -202,12 +203,20 @@ def average_precision(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
 
 
 def tpr_at_fpr(scores: npt.ArrayLike, labels: npt.ArrayLike, fpr: float) -> float:
-    """Largest true-positive rate reachable by a score threshold with FPR <= ``fpr``.
+    """True-positive rate at a false-positive rate of ``fpr``: the randomised operating point.
 
-    Only real thresholds are considered (no interpolation between ROC points, which would
-    overstate the attack). If ``fpr`` is below ``1 / n_neg`` the only feasible points have
-    FPR = 0, i.e. thresholds above the highest negative score. The threshold is chosen with the
-    labels, so this is an oracle value at the given FPR.
+    Without ties this is the largest TPR of a real threshold with FPR <= ``fpr``. When the
+    ``fpr`` point falls inside a group of tied scores that holds negatives and positives (e.g.
+    55 non-members and 47 members at softmax 1.0), no real threshold reaches it and the
+    largest such TPR can be exactly 0 although the attack separates well. The value is then
+    the expected TPR of the randomised classifier that flags every score above the group and
+    each member of the group with probability ``p``, chosen so that its expected FPR is
+    ``fpr`` exactly: the interpolation along that ROC segment (the randomised decision rule
+    of Neyman-Pearson testing; Fawcett 2006, "An introduction to ROC analysis", §7). Such a
+    classifier is achievable, so this does not overstate the attack; interpolation between
+    *distinct* thresholds is never done (a tie-free step moves FPR alone). If ``fpr`` is
+    below ``1 / n_neg`` on untied scores, the only feasible points have FPR = 0. The threshold
+    is chosen with the labels, so this is an oracle value at the given FPR.
 
     Args:
         scores: 1-D scores, higher = more likely positive.
@@ -226,6 +235,13 @@ def tpr_at_fpr(scores: npt.ArrayLike, labels: npt.ArrayLike, fpr: float) -> floa
         0.5
         >>> tpr_at_fpr([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], 0.5)
         1.0
+
+        Two of four negatives and two of four positives tied at the top: at FPR 0.25 half
+        the tie is flagged (no real threshold gives more than TPR 0 there).
+
+        >>> tpr_at_fpr([1.0, 1.0, 1.0, 1.0, 0.5, 0.4, 0.3, 0.2],
+        ...            [1, 1, 0, 0, 1, 0, 1, 0], 0.25)
+        0.25
     """
     target = _check_fpr(fpr, "tpr_at_fpr")
     s, y = check_binary(scores, labels, "tpr_at_fpr")
@@ -546,6 +562,17 @@ def _fpr_key(fpr: float) -> str:
     return repr(float(fpr))
 
 
+#: How ``tpr_at_fpr`` treats a target FPR inside a tie (recorded in every report).
+TPR_AT_FPR_RANDOMISED = "randomised-at-ties"
+#: The rule of reports written before it: the largest TPR of a real threshold.
+TPR_AT_FPR_THRESHOLD = "real-threshold"
+#: One line for reports on the rule of :data:`TPR_AT_FPR_RANDOMISED`.
+TPR_AT_FPR_NOTE = (
+    "TPR@x FPR is read at FPR = x exactly: where x falls inside a group of tied scores, the "
+    "tied group is flagged with the probability that makes the expected FPR x (a randomised "
+    "threshold), and the TPR is interpolated along that ROC segment; without ties it is the "
+    "TPR of the best real threshold with FPR <= x.")
+
 # Above this many scored candidates the bootstrap is replaced by analytic intervals: drawing
 # B x n counts then costs far more than the attack (1000 x 400k draws at a 1M-node audit).
 ANALYTIC_ABOVE = 200_000
@@ -569,6 +596,9 @@ class BinaryMetrics:
         seed: Seed of the bootstrap.
         interval: ``"percentile-bootstrap"`` (analytic only at the boundary) or
             ``"analytic"`` (above the size limit); each estimate names its own method.
+        tpr_at_fpr_rule: How ``tpr_at_fpr`` reads a target FPR inside a tie:
+            :data:`TPR_AT_FPR_RANDOMISED` (see :func:`tpr_at_fpr`), or
+            :data:`TPR_AT_FPR_THRESHOLD` in reports written before that rule.
     """
 
     auc: Estimate
@@ -582,6 +612,16 @@ class BinaryMetrics:
     confidence: float
     seed: int
     interval: str = ci.BOOTSTRAP
+    tpr_at_fpr_rule: str = TPR_AT_FPR_RANDOMISED
+
+    @property
+    def miscalibrated(self) -> bool:
+        """Whether the AUC interval lies entirely below chance (0.5).
+
+        Such an attack ranks positives *below* negatives more often than chance: its scores
+        are inverted or badly calibrated, which is never evidence of "no leak".
+        """
+        return self.auc.hi < 0.5
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict: intervals as ``[lo, hi]``, FPR keys as strings."""
@@ -597,6 +637,8 @@ class BinaryMetrics:
             "confidence": self.confidence,
             "seed": self.seed,
             "interval": self.interval,
+            "tpr_at_fpr_rule": self.tpr_at_fpr_rule,
+            "miscalibrated": self.miscalibrated,
         }
 
 
@@ -638,6 +680,9 @@ def _analytic_intervals(
     n_pos, n_neg = float(roc.n_pos[0]), float(roc.n_neg[0])
     out: dict[str, tuple[float, float, str]] = {}
     a = float(roc.auc()[0])
+    # the score interval also serves near the boundary, where the bootstrap is truncated
+    out["auc:score"] = (*ci.newcombe_auc(a, int(n_pos), int(n_neg), confidence),
+                        ci.NEWCOMBE_AUC)
     if 0.0 < a < 1.0:
         out["auc"] = (*ci.delong_auc(s_pos, s_neg, a, confidence), ci.DELONG)
     else:  # complete separation: DeLong's variance is 0, the score interval is not
@@ -650,8 +695,14 @@ def _analytic_intervals(
     lo, hi = ci.newcombe_difference(roc.tp[0, best], n_pos, roc.fp[0, best], n_neg, confidence)
     out["max_advantage"] = (max(0.0, lo), hi, ci.NEWCOMBE_DIFF)
     for f in targets:
+        # a randomised operating point has a fractional expected count k: the interval runs
+        # from the lower bound of floor(k) to the upper bound of ceil(k), so it holds both
+        # real thresholds it interpolates between and is never narrower than either's
         k = float(roc.tpr_at(f)[0]) * n_pos
-        out[f"tpr@{f!r}"] = (*ci.clopper_pearson_rate(k, n_pos, confidence), ci.CLOPPER_PEARSON)
+        k_lo, k_hi = math.floor(k + 1e-9), math.ceil(k - 1e-9)
+        out[f"tpr@{f!r}"] = (ci.clopper_pearson_rate(k_lo, n_pos, confidence)[0],
+                             ci.clopper_pearson_rate(k_hi, n_pos, confidence)[1],
+                             ci.CLOPPER_PEARSON)
     if counts_at is not None:
         tp, fp = counts_at
         cp = ci.CLOPPER_PEARSON
@@ -676,6 +727,17 @@ def _at_boundary(key: str, value: float) -> bool:
     return value <= low or value >= 1.0
 
 
+def auc_near_boundary(value: float, score_lo: float, score_hi: float) -> bool:
+    """Whether an AUC is so near 0 or 1 that its percentile bootstrap is truncated.
+
+    Near the boundary the resampled AUCs pile up against it (an AUC of 0.99995 from 31
+    positives gave ``[1.000, 1.000]``). The rule: the AUC is near the boundary when the score
+    interval (Newcombe 2006) reaches farther into the range than the estimate is from the
+    boundary, i.e. an interval of that half-width centred on the estimate would cross 0 or 1.
+    """
+    return value - score_lo > 1.0 - value or score_hi - value > value
+
+
 def binary_metrics(
     scores: npt.ArrayLike,
     labels: npt.ArrayLike,
@@ -696,7 +758,8 @@ def binary_metrics(
 
     * a metric whose value is at an end of its range (an AUC or rate of 0 or 1) gets the
       analytic interval of :mod:`graphleaks.metrics.intervals`, since every replicate of it
-      is then at that end too and the percentile interval collapses to a point;
+      is then at that end too and the percentile interval collapses to a point; an AUC
+      *near* an end (see :func:`auc_near_boundary`) gets Newcombe's score interval too;
     * above ``analytic_above`` candidates every interval is analytic (DeLong for the AUC,
       Clopper-Pearson for rates, Newcombe for differences, logit for the AP) and no replicate
       is drawn.
@@ -752,6 +815,10 @@ def binary_metrics(
 
     def est(key: str) -> Estimate:
         value = point[key]
+        if key == "auc" and not use_analytic and auc_near_boundary(value,
+                                                                  *analytic["auc:score"][:2]):
+            lo, hi, method = analytic["auc:score"]
+            return Estimate(value, float(lo), float(hi), method)
         if use_analytic or _at_boundary(key, value):
             lo, hi, method = analytic[key]
             return Estimate(value, float(lo), float(hi), method)

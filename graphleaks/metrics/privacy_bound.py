@@ -24,12 +24,19 @@ import numpy.typing as npt
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics._core import check_binary
 
-__all__ = ["TESTED_UNITS", "EpsilonBound", "clopper_pearson", "compare_with_claim",
-           "epsilon_lower_bound"]
+__all__ = ["RANDOM_MEMBER_UNITS", "TESTED_UNITS", "EpsilonBound", "clopper_pearson",
+           "compare_with_claim", "epsilon_lower_bound"]
 
 #: The privacy unit each task's challenge tests: a membership challenge includes or excludes
 #: one node, a link challenge one edge.
 TESTED_UNITS: dict[str, str] = {"membership": "node", "link": "edge"}
+
+#: Units whose challenge draws its positives at random from the candidates (the audit
+#: picks the members), as the bound's first assumption needs. A link challenge's positives
+#: are the graph's own edges: features and query-graph edges the mechanism never saw
+#: separate them from non-edges whatever ε (link stealing on a GAP-EDP target), so an
+#: optimistic bound there measures the data, not the mechanism.
+RANDOM_MEMBER_UNITS: frozenset[str] = frozenset({"node"})
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -264,6 +271,13 @@ def compare_with_claim(
     guarantee stated for another unit (an edge, a node's features): such a pair is reported
     as not comparable instead of as a violation.
 
+    An *optimistic* bound (threshold chosen on the evaluation labels) is compared only for
+    the units of :data:`RANDOM_MEMBER_UNITS`, whose positives the audit drew at random. For
+    a link challenge the positives are the graph's own edges, and signal the mechanism did
+    not produce (feature homophily, edges of the query graph) lifts the optimistic bound at
+    any ε; it is reported as not compared, never as "claimed ε is below this bound". A sound
+    bound (threshold fixed without the labels) is compared for every unit.
+
     Args:
         bound: The empirical lower bound, with its unit.
         ledger_unit: The unit the ledger's ε protects (``none`` for a non-private target).
@@ -286,6 +300,10 @@ def compare_with_claim(
     elif ledger_unit != bound.unit:
         out["text"] = (f"not comparable: the attack tests unit {bound.unit}, the ledger "
                        f"protects unit {ledger_unit}")
+    elif not bound.threshold_fixed and bound.unit not in RANDOM_MEMBER_UNITS:
+        out["text"] = (f"not compared: an optimistic bound on {bound.unit}s that were not drawn "
+                       "at random also counts signal the mechanism did not produce (e.g. "
+                       "feature homophily, query-graph edges)")
     else:
         violated = bound.epsilon_lb > claimed_epsilon
         out.update(comparable=True, violation=bool(violated))

@@ -3,15 +3,11 @@
 Three formats, each a target of the model protocol (:mod:`graphleaks.models.protocol`):
 
 * ``.pt2``: a ``torch.export`` program (``torch.export.save``). ``torch.export.load`` itself
-  is **not** used: in torch 2.13 it unpickles, with ``torch.load(weights_only=False)``,
-  every weight or constant whose payload config says ``use_pickle``; it ``pickle.loads``
-  opaque-object constants and ``torch._C._pickle_load_obj``s custom-object (torchbind)
-  constants; it loads a legacy ``weights/<model>.pt`` file through
-  ``deserialize_torch_artifact``; and that function retries any failing ``weights_only``
-  load (the sample inputs, too) with ``weights_only=False``. Any of these runs code chosen by
-  the file's author. :func:`load_pt2` opens the archive itself, refuses every one of those
-  entries before reading any payload, skips the sample inputs (never deserialized), and
-  only then hands the JSON program and the raw tensor bytes to torch's deserializer.
+  is **not** used: it unpickles entries, ``sympify``\ s (evaluates) the symbolic sizes,
+  builds any operator (``aten.from_file`` is file I/O) and allocates what the file declares.
+  :func:`load_pt2` first checks the file against the safe subset of
+  :mod:`graphleaks.models.pt2_safety`, which also builds the tensors, and only then hands
+  the sanitised program to torch's deserializer.
 * ONNX, run by onnxruntime (optional extra ``graphleaks[onnx]``). An ONNX file is a
   protobuf: parsing it executes nothing. Custom-operator libraries are loaded only when the
   caller registers them (this module never does).
@@ -46,6 +42,11 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__
 
 
+def _kind(exc: BaseException) -> str:
+    """The exception's type only: a reader's message can quote the file (names, globals)."""
+    return type(exc).__name__
+
+
 def _check_file(path: Path, what: str) -> None:
     if not path.is_file():
         raise DataError(f"{what} {path} does not exist or is not a regular file")
@@ -54,78 +55,42 @@ def _check_file(path: Path, what: str) -> None:
 
 
 def load_pt2(path: str | Path) -> nn.Module:
-    """A ``torch.export`` program's module, loaded without any pickle (see module docs).
+    """A ``torch.export`` program's module, checked against graphleaks' safe subset first.
+
+    :func:`graphleaks.models.pt2_safety.read_safe_pt2` checks the archive, the program,
+    its symbolic sizes, operators and tensors, and builds the tensors itself; torch's
+    deserializer then sees only the sanitised program and those tensors (see that module
+    for what is accepted and refused).
 
     Raises:
-        DataError: For a file that is not a ``.pt2`` archive, holds pickled or custom
-            objects, or fails to deserialize.
+        DataError: For a file that is not a ``.pt2`` archive or lies outside the subset,
+            or that torch then fails to deserialize.
     """
-    from torch.export.pt2_archive import _package as pkg
-    from torch.export.pt2_archive.constants import (
-        ARCHIVE_VERSION_PATH,
-        ARCHIVE_VERSION_VALUE,
-        CONSTANTS_CONFIG_FILENAME_FORMAT,
-        CONSTANTS_DIR,
-        MODELS_DIR,
-        MODELS_FILENAME_FORMAT,
-        TENSOR_CONSTANT_FILENAME_PREFIX,
-        WEIGHTS_CONFIG_FILENAME_FORMAT,
-        WEIGHTS_DIR,
-    )
+    from graphleaks.models.pt2_safety import read_safe_pt2
 
     p = Path(path)
     _check_file(p, ".pt2 file")
     if not zipfile.is_zipfile(p):
         raise DataError(f".pt2 file {p} is not a torch.export archive (not a zip file); save "
                         "the model with torch.export.save")
+    safe = read_safe_pt2(p)
     fix = "re-save it with torch.export.save from plain tensors"
     try:
-        with pkg.PT2ArchiveReader(str(p)) as reader:
-            names = reader.get_file_names()
-            if ARCHIVE_VERSION_PATH not in names or (
-                    reader.read_string(ARCHIVE_VERSION_PATH) != ARCHIVE_VERSION_VALUE):
-                raise DataError(f".pt2 file {p} has no or another archive version; {fix} "
-                                f"(torch {torch.__version__})")
-            prefix, suffix = MODELS_FILENAME_FORMAT.split("{}")
-            models = [n[len(prefix):-len(suffix)] for n in names
-                      if n.startswith(MODELS_DIR) and n.endswith(suffix)]
-            if len(models) != 1:
-                raise DataError(f".pt2 file {p} holds {len(models)} exported programs; give "
-                                "a file with exactly one")
-            model = models[0]
-            for legacy in (f"{WEIGHTS_DIR}{model}.pt", f"{CONSTANTS_DIR}{model}.pt"):
-                if legacy in names:
-                    raise DataError(f".pt2 file {p} stores {legacy} as a pickle (legacy "
-                                    f"format), which graphleaks never unpickles; {fix}")
-            for fmt, what in ((WEIGHTS_CONFIG_FILENAME_FORMAT, "weight"),
-                              (CONSTANTS_CONFIG_FILENAME_FORMAT, "constant")):
-                cfg_name = fmt.format(model)
-                if cfg_name not in names:
-                    raise DataError(f".pt2 file {p} has no {what} table; {fix}")
-                config = pkg._load_payload_config(reader, cfg_name)
-                for fqn, meta in config.config.items():
-                    if meta.use_pickle or (what == "constant" and not meta.path_name.startswith(
-                            TENSOR_CONSTANT_FILENAME_PREFIX)):
-                        raise DataError(f".pt2 file {p}: {what} {fqn!r} is stored as a pickled "
-                                        f"object, which graphleaks never unpickles; {fix}")
-            from torch._export.serde.schema import ExportedProgram as SerializedProgram
-            from torch._export.serde.serialize import (
-                ExportedProgramDeserializer,
-                _bytes_to_dataclass,
-            )
+        from torch._export.serde.schema import ExportedProgram as SerializedProgram
+        from torch._export.serde.serialize import (
+            ExportedProgramDeserializer,
+            _dict_to_dataclass,
+        )
 
-            program = _bytes_to_dataclass(SerializedProgram,
-                                          reader.read_bytes(MODELS_FILENAME_FORMAT.format(model)))
-            state_dict = pkg._load_state_dict(reader, model)
-            constants = pkg._load_constants(reader, model)
-            # example_inputs None: the pickled sample inputs are never read
-            ep = ExportedProgramDeserializer(None).deserialize(
-                program, state_dict, constants, None)  # type: ignore[arg-type]
-    except DataError:
-        raise
-    except Exception as exc:  # a corrupt archive can fail anywhere in torch's reader
-        raise DataError(f".pt2 file {p} could not be read ({_first_line(exc)}); {fix}") from exc
-    return ep.module()
+        program = _dict_to_dataclass(SerializedProgram, safe.program)
+        # example_inputs None: the pickled sample inputs are never read
+        ep = ExportedProgramDeserializer(None).deserialize(
+            program, safe.weights, safe.constants, None)  # type: ignore[arg-type]
+        return ep.module()
+    except Exception as exc:  # torch's own checks of a program inside the subset
+        # the exception text may quote the file's names: name only its type
+        raise DataError(f".pt2 file {p} could not be deserialized by torch "
+                        f"({type(exc).__name__}); {fix}") from exc
 
 
 class OnnxModel:
@@ -152,7 +117,7 @@ class OnnxModel:
             out = self._session.run(None, feeds)[0]
         except Exception as exc:  # onnxruntime raises its own exception types
             raise DataError(f"ONNX model {self._path} rejected the graph "
-                            f"({_first_line(exc)}); check the feature width and that the "
+                            f"({_kind(exc)}); check the feature width and that the "
                             "model was exported with dynamic node and edge counts") from exc
         return torch.from_numpy(np.asarray(out, dtype=np.float32))
 
@@ -177,8 +142,8 @@ def load_onnx(path: str | Path) -> OnnxModel:
         session = ort.InferenceSession(str(p), sess_options=opts,
                                        providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
-        raise DataError(f"ONNX file {p} could not be loaded ({_first_line(exc)}); export the "
-                        "model with torch.onnx.export") from exc
+        raise DataError(f"ONNX file {p} could not be loaded by onnxruntime ({_kind(exc)}); "
+                        "export the model with torch.onnx.export") from exc
     return OnnxModel(session, p)
 
 
@@ -222,8 +187,9 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         else:
             state = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as exc:  # the unpickler's refusal or a corrupt file
-        raise DataError(f"state_dict file {p} could not be loaded safely ({_first_line(exc)}); "
-                        "save model.state_dict() with torch.save or safetensors") from exc
+        raise DataError(f"state_dict file {p} could not be loaded safely ({_kind(exc)}: not "
+                        "plain tensors, or corrupt); save model.state_dict() with torch.save or "
+                        "safetensors") from exc
     if isinstance(state, dict) and "state_dict" in state and isinstance(state["state_dict"],
                                                                          dict):
         state = state["state_dict"]
@@ -278,8 +244,14 @@ def load_state_dict_model(path: str | Path, model_class: str,
     try:
         model.load_state_dict(state, strict=True)
     except Exception as exc:  # missing/unexpected keys or shape mismatch
-        raise DataError(f"the weights in {path} do not fit {model_class} "
-                        f"({_first_line(exc)}); check --model-kwargs") from exc
+        # counted, not listed: the unexpected names are the file's text
+        own = model.state_dict()
+        missing = len(own.keys() - state.keys())
+        unexpected = len(state.keys() - own.keys())
+        shapes = sum(1 for k in own.keys() & state.keys() if own[k].shape != state[k].shape)
+        raise DataError(f"the weights in {path} do not fit {model_class} ({missing} missing, "
+                        f"{unexpected} unexpected, {shapes} of another shape); check "
+                        "--model-kwargs") from exc
     model.eval()
     return model, factory
 

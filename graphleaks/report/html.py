@@ -25,10 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphleaks._display import fmt_figure
 from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_files
 from graphleaks.report._figures import figure, pyplot
 from graphleaks.report.records import MetricReading, decode_readings
-from graphleaks.report.report import AuditReport, interval_methods_of
+from graphleaks.report.report import AuditReport, interval_methods_of, table_footnotes
 from graphleaks.report.risk_sections import candidates_cell
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
@@ -68,14 +69,16 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _f(x: Any, digits: int = 3) -> str:
+def _f(x: Any, digits: int | None = None) -> str:
+    """A figure for the page: the one display rule of the reports unless ``digits`` is given
+    (the gate's 4-decimal limits, which must match the terminal's gate messages)."""
     if x is None:
         return "–"
     if isinstance(x, str):
         return _e(x)
     if isinstance(x, float) and not math.isfinite(x):
         return "∞" if x > 0 else "–"
-    return f"{x:.{digits}f}"
+    return fmt_figure(x) if digits is None else f"{x:.{digits}f}"
 
 
 def _est_cell(est: MetricReading | None) -> str:
@@ -234,7 +237,7 @@ def _target_section(report: AuditReport) -> str:
     cards = [("dataset", ds), ("architecture", str(t.architecture.get("arch", "?")).upper()),
              ("defense", t.defense), ("protocol", t.protocol),
              ("nodes / edges", f"{t.num_nodes} / {t.num_edges // 2}"),
-             ("claimed ε", "∞ (none)" if not private else led.epsilon),
+             ("claimed ε", "∞ (none)" if not private else fmt_figure(led.epsilon)),
              ("test accuracy", _f(t.utility.get("test_accuracy")))]
     out = ['<h2>Target</h2><div class="cards">']
     out += [f'<div class="card"><div class="k">{_e(k)}</div><div class="v">{_e(v)}</div></div>'
@@ -263,7 +266,7 @@ def _target_section(report: AuditReport) -> str:
 
 
 def _eps(x: float) -> str:
-    return str(x) if math.isfinite(x) else "inf"
+    return fmt_figure(x)
 
 
 def _binary_table(report: AuditReport, gate: Any | None) -> str:
@@ -272,17 +275,23 @@ def _binary_table(report: AuditReport, gate: Any | None) -> str:
         return ""
     out = ["<table><tr><th>attack</th><th>candidates</th>"]
     out += [f"<th>{_e(m)}</th>" for m in TABLE_METRICS[:-1]]
-    out += ["<th>accuracy at the attack's threshold</th><th>ε lower bound</th>"]
+    out += ["<th>accuracy at the attack's threshold</th><th>sound ε lower bound</th>"
+            "<th>optimistic ε bound</th>"]
     if gate is not None:
         out.append("<th>gate</th>")
     out.append("</tr>")
     for a in attacks:
         lb = a.metrics.epsilon_lower_bound
+        opt = a.metrics.epsilon_lower_bound_max_over_thresholds
         readings = a.metrics.readings()
-        out.append(f"<tr><td><b>{_e(a.attack)}</b></td>"
+        b = a.metrics.binary
+        flag = (' <span class="badge warn">miscalibrated</span>'
+                if b is not None and b.miscalibrated else "")
+        out.append(f"<tr><td><b>{_e(a.attack)}</b>{flag}</td>"
                    f'<td>{_e(candidates_cell(a))}</td>')
         out += [_est_cell(readings.get(m)) for m in TABLE_METRICS]
         out.append(f'<td class="num">{_f(lb.bound.epsilon_lb) if lb else "–"}</td>')
+        out.append(f'<td class="num">{_f(opt.bound.epsilon_lb) if opt else "–"}</td>')
         if gate is not None:
             mine = [c for c in gate.checks if c.attack == a.attack]
             bad = [c for c in mine if not c.passed]
@@ -299,7 +308,10 @@ def _binary_table(report: AuditReport, gate: Any | None) -> str:
             out.append('<td class="num">= FPR</td>')
         else:
             out.append("<td></td>")
-    out.append("<td></td>" + ("<td></td>" if gate is not None else "") + "</tr></table>")
+    out.append("<td></td><td></td>" + ("<td></td>" if gate is not None else "")
+               + "</tr></table>")
+    notes = table_footnotes(attacks)
+    out.append('<ul class="sub">' + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul>")
     return "".join(out)
 
 
@@ -393,8 +405,9 @@ def _gate_section(gate: Any) -> str:
            "confidence bound.</p><table><tr><th></th><th>attack</th><th>metric</th>"
            "<th>kind</th><th>gated</th><th>limit</th></tr>"]
     for c in gate.checks:
-        badge = '<span class="badge ok">ok</span>' if c.passed else \
-            '<span class="badge bad">crossed</span>'
+        badge = ('<span class="badge warn">not gated</span>' if not getattr(c, "gated", True)
+                 else '<span class="badge ok">ok</span>' if c.passed
+                 else '<span class="badge bad">crossed</span>')
         out.append(f"<tr><td>{badge}</td><td>{_e(c.attack)}</td><td>{_e(c.metric)}</td>"
                    f"<td>{_e(c.kind)}</td><td class=\"num\">{_f(c.observed, 4)}</td>"
                    f"<td class=\"num\">{_f(c.limit, 4)}</td></tr>")

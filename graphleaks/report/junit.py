@@ -29,10 +29,11 @@ from graphleaks.report.regression import GateResult
 def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") -> str:
     """The JUnit XML text of a gate result."""
     failures = len(result.failures)
+    skipped = sum(not c.gated for c in result.checks)
     root = ET.Element("testsuites", name=suite, tests=str(len(result.checks)),
                       failures=str(failures), errors="0")
     ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(result.checks)),
-                       failures=str(failures), errors="0", skipped="0")
+                       failures=str(failures), errors="0", skipped=str(skipped))
     props = ET.SubElement(ts, "properties")
     ET.SubElement(props, "property", name="bound", value=result.bound)
     ET.SubElement(props, "property", name="report_schema_version",
@@ -42,7 +43,9 @@ def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") 
     for c in result.checks:
         tc = ET.SubElement(ts, "testcase", classname=f"graphleaks.privacy.{c.attack}",
                            name=f"{c.metric} <= {c.limit:.4g} ({c.kind})", time="0")
-        if not c.passed:
+        if not c.gated:  # too few positives or negatives to grade
+            ET.SubElement(tc, "skipped", message=c.message)
+        elif not c.passed:
             fail = ET.SubElement(tc, "failure", message=c.message, type="PrivacyThreshold")
             fail.text = c.message
         else:

@@ -6,23 +6,27 @@ nothing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from graphleaks.report.report import AttackReport, AuditReport, interval_methods_of
+from graphleaks._display import fmt_figure
+from graphleaks.report.report import (
+    AttackReport,
+    AuditReport,
+    attack_cell,
+    interval_methods_of,
+    table_footnotes,
+)
 
 if TYPE_CHECKING:
     from graphleaks.metrics.binary import Estimate
     from graphleaks.report.records import BoundReport, CanaryAudit, MetricReading
 
 
-def _fmt(x: Any, digits: int = 3) -> str:
+def _fmt(x: Any) -> str:
     if isinstance(x, str):
         return x
-    if x is None:
-        return "–"
-    return f"{x:.{digits}f}"
+    return fmt_figure(x)  # the one display rule (also HTML and the terminal verdict)
 
 
 def _est(e: Estimate | MetricReading | None) -> str:
@@ -51,21 +55,24 @@ def _binary_rows(attacks: Sequence[AttackReport]) -> list[str]:
         return []
     lines = [
         "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
-        "| accuracy at attack threshold | ε lower bound |",
-        "|---|---|---|---|---|---|---|---|",
+        "| accuracy at attack threshold | sound ε lower bound | optimistic ε bound |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for a in rows:
         b = a.metrics.binary
         assert b is not None  # filtered above
         acc = _est(b.at_threshold.accuracy) if b.at_threshold else "no threshold"
-        lb = a.metrics.bound
+        sound, optimistic = (a.metrics.epsilon_lower_bound,
+                             a.metrics.epsilon_lower_bound_max_over_thresholds)
         lines.append(
-            f"| {a.attack} | {candidates_cell(a)} | {_est(b.auc)} | "
+            f"| {attack_cell(a)} | {candidates_cell(a)} | {_est(b.auc)} | "
             f"{_est(b.tpr_at_fpr.get(0.001))} | {_est(b.tpr_at_fpr.get(0.01))} | "
             f"{_est(b.max_advantage)} | {acc} | "
-            f"{_fmt(lb.bound.epsilon_lb) if lb else '–'} |"
+            f"{_fmt(sound.bound.epsilon_lb) if sound else '–'} | "
+            f"{_fmt(optimistic.bound.epsilon_lb) if optimistic else '–'} |"
         )
-    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.", ""]
+    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.",
+                    "", *(f"- {n}" for n in table_footnotes(rows)), ""]
 
 
 def _other_rows(attacks: Sequence[AttackReport]) -> list[str]:
@@ -92,8 +99,8 @@ def _interval_methods(attacks: Sequence[AttackReport]) -> list[str]:
 
 
 def _eps(x: float) -> str:
-    """The ledger's ε as the report always wrote it (``inf`` for none)."""
-    return str(x) if math.isfinite(x) else "inf"
+    """The ledger's ε rounded for display (``∞`` for none)."""
+    return fmt_figure(x)
 
 
 def render_markdown(report: AuditReport) -> str:
@@ -163,7 +170,7 @@ def render_markdown(report: AuditReport) -> str:
             lines.append(f"- {am.paper_metric.name}: {_fmt(am.paper_metric.value)}")
         lb, lb_max = am.epsilon_lower_bound, am.epsilon_lower_bound_max_over_thresholds
         if lb:
-            lines.append(f"- empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
+            lines.append(f"- sound empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
                          f"({lb.bound.unit} unit) at the attack's own threshold "
                          f"(claimed ε {_eps(led.epsilon)}, {led.unit.value} unit){_verdict(lb)}")
         if lb_max:

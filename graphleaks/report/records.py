@@ -31,7 +31,12 @@ from typing import Any
 
 from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
-from graphleaks.metrics.binary import BinaryMetrics, Estimate, ThresholdEstimates
+from graphleaks.metrics.binary import (
+    TPR_AT_FPR_THRESHOLD,
+    BinaryMetrics,
+    Estimate,
+    ThresholdEstimates,
+)
 from graphleaks.metrics.multiclass import MulticlassMetrics
 from graphleaks.metrics.one_run import OneRunBound
 from graphleaks.metrics.privacy_bound import EpsilonBound
@@ -487,6 +492,9 @@ def _decode_binary(d: Any, where: str) -> BinaryMetrics:
         confidence=num(_get(d, "confidence", where), f"{where}.confidence"),
         seed=_int(_get(d, "seed", where), f"{where}.seed"),
         interval=_str(d.get("interval", "percentile-bootstrap"), f"{where}.interval"),
+        # reports written before the randomised rule read TPR@FPR at a real threshold
+        tpr_at_fpr_rule=_str(d.get("tpr_at_fpr_rule", TPR_AT_FPR_THRESHOLD),
+                             f"{where}.tpr_at_fpr_rule"),
     )
 
 

@@ -5,6 +5,20 @@ Each check reads an already computed estimate from the typed report (see
 confidence bound: a build fails only when the interval reaches past the limit, so the
 gate is conservative about leakage and a lucky point estimate cannot hide a leak.
 
+Against a baseline report, a metric **rose** only when the new interval clears the
+baseline's: the new lower bound exceeds the baseline's upper bound plus the tolerance. Two
+runs of the same model therefore pass (their intervals overlap), a leakier model fails
+against a safer one's baseline, and a safer one passes against a leakier one's. With
+``bound = "value"`` (or a metric without an interval, such as ``epsilon_lb``) the point
+estimates are compared instead.
+
+A binary attack with fewer than :data:`~graphleaks.report.verdict.MIN_PER_SIDE` positives
+or negatives (in the report or the baseline) is **not gated**: its check passes with the
+message ``not gated: N positives / M negatives``, as the verdict calls it inconclusive.
+
+A baseline audited on a different graph (another target fingerprint) is refused; one of
+the same graph but another architecture or defense gates with a warning note.
+
 Example:
     >>> from graphleaks.report.report import load_report
     >>> report = load_report("tests/report/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
@@ -54,8 +68,9 @@ class GateCheck:
         observed: The gated number (the bound chosen by ``bound``); None if not measured.
         value: The point estimate.
         ci: The confidence interval, when the metric has one.
-        passed: Whether the condition holds.
+        passed: Whether the condition holds (True for a check that is not gated).
         message: One line explaining the outcome.
+        gated: False when the attack has too few positives or negatives to be graded.
     """
 
     attack: str
@@ -67,6 +82,7 @@ class GateCheck:
     ci: tuple[float, float] | None
     passed: bool
     message: str
+    gated: bool = True
 
     @property
     def name(self) -> str:
@@ -101,7 +117,7 @@ class GateResult:
                 "checks": [{"name": c.name, "attack": c.attack, "metric": c.metric,
                             "kind": c.kind, "limit": c.limit, "observed": c.observed,
                             "value": c.value, "ci": list(c.ci) if c.ci else None,
-                            "passed": c.passed, "message": c.message}
+                            "passed": c.passed, "gated": c.gated, "message": c.message}
                            for c in self.checks]}
 
 
@@ -131,6 +147,63 @@ def _check(attack: str, metric: str, kind: str, limit: float, est: MetricReading
                      (float(ci[0]), float(ci[1])) if ci else None, passed, msg)
 
 
+def _too_few(*readings: Readings | None) -> str | None:
+    """``not gated: ...`` when a binary side has fewer than the verdict's minimum, else None."""
+    from graphleaks.report.verdict import MIN_PER_SIDE
+
+    for r in readings:
+        if r is None or r.n_pos is None or r.n_neg is None:
+            continue
+        if min(r.n_pos, r.n_neg) < MIN_PER_SIDE:
+            return (f"not gated: {r.n_pos} positives / {r.n_neg} negatives (fewer than "
+                    f"{MIN_PER_SIDE} of each, as the verdict's inconclusive)")
+    return None
+
+
+def _not_gated(attack: str, metric: str, kind: str, limit: float,
+               est: MetricReading | None, why: str) -> GateCheck:
+    ci = None if est is None or est.ci is None else (float(est.ci[0]), float(est.ci[1]))
+    return GateCheck(attack, metric, kind, limit, None,
+                     None if est is None else float(est.value), ci, True,
+                     f"{attack}: {metric} {why}", gated=False)
+
+
+def _rise(attack: str, metric: str, base: MetricReading, new: MetricReading | None,
+          tol: float, bound: str) -> GateCheck:
+    """Fails only when the new interval clears the baseline's by more than ``tol``."""
+    intervals = bound != "value" and base.ci is not None
+    ref = float(base.ci[1]) if intervals and base.ci is not None else float(base.value)
+    limit = ref + tol
+    if new is None:
+        return GateCheck(attack, metric, "baseline", limit, None, None, None, False,
+                         f"{attack}: {metric} was not measured (baseline {ref:.4f})")
+    ci = None if new.ci is None else (float(new.ci[0]), float(new.ci[1]))
+    observed = float(ci[0]) if intervals and ci is not None else float(new.value)
+    passed = observed <= limit
+    what = ("lower bound", "baseline upper bound") if intervals and ci is not None \
+        else ("value", "baseline value")
+    msg = (f"{attack}: {metric} {what[0]} {observed:.4f} {'<=' if passed else '>'} "
+           f"{what[1]} {ref:.4f} + tolerance {tol:g} [{'ok' if passed else 'CROSSED'}]")
+    return GateCheck(attack, metric, "baseline", limit, observed, float(new.value), ci,
+                     passed, msg)
+
+
+def _same_target(report: AuditReport, baseline: AuditReport) -> list[str]:
+    """Refuse a baseline of another graph; a note for another architecture or defense."""
+    bt, rt = baseline.target, report.target
+    if bt.fingerprint and rt.fingerprint and bt.fingerprint != rt.fingerprint:
+        # fingerprints are never quoted: they are read from files
+        raise DataError("baseline: the baseline report was audited on a different graph than "
+                        "the report (their target fingerprints differ); gate against a "
+                        "baseline of this graph, or start one with --write-baseline")
+    changed = [what for what, a, b in (("architecture", bt.architecture, rt.architecture),
+                                      ("defense", bt.defense, rt.defense)) if a != b]
+    if not changed:
+        return []
+    return [f"the baseline's target differs from the report's in its {' and '.join(changed)} "
+            "(same graph): metrics are compared as a change of model"]
+
+
 def check_report(
     report: AuditReport,
     gate: GateSpec,
@@ -146,13 +219,15 @@ def check_report(
         report: The report to gate.
         gate: Thresholds, bound and tolerances. A threshold for one attack replaces the
             all-attack threshold of the same metric for that attack.
-        baseline: A baseline report; each metric in ``gate.metrics`` of each baseline attack
-            may rise by at most its tolerance (both sides read at ``gate.bound``). An attack
-            of the baseline that is missing from the report fails its checks.
+        baseline: A baseline report of the same graph; each metric in ``gate.metrics`` of
+            each baseline attack fails only when the report's lower bound exceeds the
+            baseline's upper bound plus its tolerance (point estimates with
+            ``gate.bound == "value"``). An attack of the baseline that is missing from the
+            report fails its checks.
 
     Raises:
-        DataError: If a threshold names an attack that is not in the report, or no attack
-            reports a thresholded metric.
+        DataError: If a threshold names an attack that is not in the report, no attack
+            reports a thresholded metric, or the baseline was audited on another graph.
         InvalidConfigError: If there is nothing to check.
     """
     if not gate.thresholds and baseline is None:
@@ -179,23 +254,27 @@ def check_report(
             # an attack-specific threshold overrides the global one for that attack
             targets = [n for n in measured if (n, th.metric) not in specific]
         for name in targets:
-            checks.append(_check(name, th.metric, "threshold", th.limit,
-                                 attacks[name].get(th.metric), gate.bound))
+            few = _too_few(attacks[name])
+            est = attacks[name].get(th.metric)
+            checks.append(_not_gated(name, th.metric, "threshold", th.limit, est, few) if few
+                          else _check(name, th.metric, "threshold", th.limit, est, gate.bound))
     if baseline is not None:
+        notes += _same_target(report, baseline)
         battacks = _attacks(baseline)
-        bfp, rfp = baseline.target.fingerprint, report.target.fingerprint
-        if bfp and rfp and bfp != rfp:
-            notes.append(f"baseline target fingerprint {bfp} differs from the report's {rfp}")
         for name, battack in battacks.items():
+            mine = attacks.get(name)
+            few = _too_few(battack, mine)
             for metric in gate.metrics:
                 best = battack.get(metric)
                 if best is None:
                     continue
                 tol = gate.tolerances.get(metric, gate.tolerance)
-                limit = _gated(best, gate.bound) + tol
-                rest = attacks[name].get(metric) if name in attacks else None
-                extra = f" (baseline {_gated(best, gate.bound):.4f} + tolerance {tol:g})"
-                checks.append(_check(name, metric, "baseline", limit, rest, gate.bound, extra))
+                rest = mine.get(metric) if mine is not None else None
+                if few:
+                    limit = (float(best.ci[1]) if best.ci else float(best.value)) + tol
+                    checks.append(_not_gated(name, metric, "baseline", limit, rest, few))
+                else:
+                    checks.append(_rise(name, metric, best, rest, tol, gate.bound))
     return GateResult(tuple(checks), gate.bound, report.schema_version, tuple(notes))
 
 
@@ -305,11 +384,12 @@ def render_gate_markdown(result: GateResult, *, title: str = "graphleaks privacy
               else f"❌ **failed**: {n_fail} of {len(result.checks)} checks crossed")
     lines = [f"## {title}", "", f"{status}. Gated on the **{result.bound}** "
              f"{'confidence bound' if result.bound != 'value' else 'point estimate'} "
-             "(95% bootstrap intervals).", ""]
+             "(95% intervals); a baseline check fails when the report's lower bound exceeds "
+             "the baseline's upper bound plus the tolerance.", ""]
     lines += ["| | attack | metric | kind | estimate [95% CI] | gated | limit |",
               "|---|---|---|---|---|---|---|"]
     for c in sorted(result.checks, key=lambda c: (c.passed, c.attack, c.metric, c.kind)):
-        mark = "✅" if c.passed else "❌"
+        mark = "➖ not gated" if not c.gated else "✅" if c.passed else "❌"
         obs = "–" if c.observed is None else f"{c.observed:.4f}"
         lines.append(f"| {mark} | {c.attack} | `{c.metric}` | {c.kind} | {_fmt_est(c)} | "
                      f"{obs} | {c.limit:.4f} |")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -398,3 +399,38 @@ def interval_methods_of(metrics: AttackMetrics) -> dict[str, list[str]]:
     for path, est in metrics.estimates().items():
         out.setdefault(est.method, []).append(path)
     return out
+
+
+#: Footnotes of the attack table (Markdown and HTML), each shown when it applies.
+MISCALIBRATED_NOTE = ("miscalibrated: the AUC interval lies entirely below 0.5, so the attack "
+                      "ranks positives below negatives; its scores are inverted or badly "
+                      "calibrated, which is not evidence of no leak.")
+BOUNDS_NOTE = ("Sound ε lower bound: at the attack's own threshold, fixed without the "
+               "evaluation labels. Optimistic ε bound: at the best threshold chosen on the "
+               "evaluation labels, so an upper estimate of what the data can show; it is "
+               "compared with the ledger only for membership challenges (members drawn at "
+               "random), never for link challenges, whose edges are the graph's own and carry "
+               "signal the mechanism did not produce (feature homophily, query-graph edges).")
+
+
+def attack_cell(a: AttackReport) -> str:
+    """The attack's name, flagged when its AUC interval lies entirely below chance."""
+    b = a.metrics.binary
+    return f"{a.attack} (⚠ miscalibrated)" if b is not None and b.miscalibrated else a.attack
+
+
+def table_footnotes(attacks: Sequence[AttackReport]) -> list[str]:
+    """The notes the attack table needs: the TPR@FPR rule, the ε columns, the flags."""
+    from graphleaks.metrics.binary import TPR_AT_FPR_NOTE, TPR_AT_FPR_RANDOMISED
+
+    binaries = [a.metrics.binary for a in attacks if a.metrics.binary is not None]
+    notes = []
+    if any(b.tpr_at_fpr_rule == TPR_AT_FPR_RANDOMISED for b in binaries):
+        notes.append(TPR_AT_FPR_NOTE)
+    else:
+        notes.append("TPR@x FPR: the best real threshold with FPR <= x (the rule of the "
+                     "graphleaks that wrote this report).")
+    notes.append(BOUNDS_NOTE)
+    if any(b.miscalibrated for b in binaries):
+        notes.append(MISCALIBRATED_NOTE)
+    return notes

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
+from graphleaks._display import fmt_figure
 from graphleaks.report._figures import figure, pyplot
 from graphleaks.report.scores import DEGREE_BUCKETS
 
@@ -38,7 +39,7 @@ def candidates_cell(attack: AttackReport) -> str:
 def _est(e: Estimate | None) -> str:
     if e is None:
         return "–"
-    return f"{float(e.value):.3f} [{float(e.lo):.3f}, {float(e.hi):.3f}]"
+    return f"{fmt_figure(e.value)} [{fmt_figure(e.lo)}, {fmt_figure(e.hi)}]"
 
 
 def _slice_rows(attack: AttackReport) -> list[tuple[str, str, str, str]]:
@@ -171,6 +172,6 @@ def render_attribute_markdown(report: AuditReport) -> str:
         base = a.baseline.get("accuracy", mc.majority_baseline)
         lines.append(f"| {a.attack} | {known} / {mc.n} | {_est(mc.accuracy)} | "
                      f"{_est(mc.gain_over_baseline)} | "
-                     f"{'–' if base is None else f'{float(base):.3f}'} |")
+                     f"{fmt_figure(base)} |")
     lines.append("")
     return "\n".join(lines)

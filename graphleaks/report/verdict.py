@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from graphleaks._display import fmt_figure as _f
 from graphleaks.report.records import AttackMetrics, MetricReading, Readings, decode_readings
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
@@ -152,7 +153,7 @@ def attack_level(name: str, readings: Readings) -> AttackLevel | None:
         hi = _hi(gain)
         if gain is None or hi is None:
             return None
-        basis = f"accuracy gain over majority baseline ≤ {hi:.3f} (95% upper bound)"
+        basis = f"accuracy gain over majority baseline ≤ {_f(hi)} (95% upper bound)"
         if hi < 0:
             return AttackLevel(name, "miscalibrated", basis)
         level = next((lv for lv, t in GAIN_THRESHOLDS if hi >= t), "none")
@@ -167,13 +168,13 @@ def attack_level(name: str, readings: Readings) -> AttackLevel | None:
                            f"(need {MIN_PER_SIDE} of each)")
     auc_hi = _hi(auc)
     tpr_hi = _hi(readings.get("tpr@1%fpr"))
-    auc_txt = f"AUC {auc.value:.3f} ≤ {auc_hi:.3f}" if auc_hi is not None else "AUC –"
-    tpr_txt = f"TPR@1%FPR ≤ {tpr_hi:.3f}" if tpr_hi is not None else "TPR@1%FPR –"
+    auc_txt = f"AUC {_f(auc.value)} ≤ {_f(auc_hi)}" if auc_hi is not None else "AUC –"
+    tpr_txt = f"TPR@1%FPR ≤ {_f(tpr_hi)}" if tpr_hi is not None else "TPR@1%FPR –"
     basis = f"{auc_txt}, {tpr_txt} (95% upper bounds)"
     if auc_hi is not None and auc_hi < 0.5:
         lo = auc.ci[0] if auc.ci else auc.value
         return AttackLevel(name, "miscalibrated",
-                           f"AUC interval [{lo:.3f}, {auc_hi:.3f}] lies entirely "
+                           f"AUC interval [{_f(lo)}, {_f(auc_hi)}] lies entirely "
                            "below chance: the attack is miscalibrated, not evidence of no leak")
     for level, t_tpr, t_auc in BINARY_THRESHOLDS:
         if (tpr_hi is not None and tpr_hi >= t_tpr) or (auc_hi is not None and auc_hi >= t_auc):
@@ -220,7 +221,7 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
         if lv is None or _RANK[lv.level] < 0:
             continue
         util = float((r.get("utility") or {}).get("test_accuracy", float("nan")))
-        cost = (f"test accuracy {util:.3f}" + (f" vs {base_util[0]:.3f} undefended"
+        cost = (f"test accuracy {_f(util)}" + (f" vs {_f(base_util[0])} undefended"
                                                  if base_util else "")) if util == util else ""
         text = (f"In the sweep, {r['defense']} at ε = {r.get('epsilon')} brought "
                 f"{r['attack']} to {lv.level.upper()}" + (f" at {cost}" if cost else "") + ".")

@@ -63,10 +63,30 @@ def test_edge_target_compares_link_bounds_only(edp_target):
     mia_cmp = mia.metrics.epsilon_lower_bound_max_over_thresholds.ledger_comparison
     assert mia_cmp.comparable is False and mia_cmp.ledger_unit == "edge"
     link_lb = link.metrics.epsilon_lower_bound_max_over_thresholds
-    assert link_lb.bound.unit == "edge" and link_lb.ledger_comparison.comparable is True
+    # same unit, but an optimistic bound on the graph's own edges is not compared (issue 24)
+    assert link_lb.bound.unit == "edge" and link_lb.ledger_comparison.comparable is False
+    assert link_lb.ledger_comparison.text.startswith("not compared: an optimistic bound")
     text = _texts(report)
     assert "not comparable: the attack tests unit node, the ledger protects unit edge" in text
     assert "VIOLATION" not in text  # no sound same-unit bound exceeds the claim here
+
+
+def test_optimistic_alarm_only_where_members_were_drawn_at_random():
+    # a perfectly separating attack: its optimistic bound exceeds a small claimed ε
+    scores, labels = [1.0] * 200 + [0.0] * 200, [1] * 200 + [0] * 200
+    node = epsilon_lower_bound(scores, labels, unit="node")
+    cmp = compare_with_claim(node, ledger_unit="node", claimed_epsilon=0.5)
+    assert cmp["comparable"] and cmp["violation"]
+    assert cmp["text"].startswith("claimed ε is below this optimistic bound")
+    # the same bound on edges (link stealing on a GAP-EDP target): no alarm, not compared
+    edge = epsilon_lower_bound(scores, labels, unit="edge")
+    cmp = compare_with_claim(edge, ledger_unit="edge", claimed_epsilon=0.5)
+    assert not cmp["comparable"] and cmp["violation"] is None
+    assert "claimed ε is below" not in cmp["text"]
+    # a sound edge bound (threshold fixed without the labels) is still compared
+    sound = epsilon_lower_bound(scores, labels, unit="edge", threshold=0.5)
+    cmp = compare_with_claim(sound, ledger_unit="edge", claimed_epsilon=0.5)
+    assert cmp["comparable"] and cmp["text"].startswith("VIOLATION")
 
 
 def test_same_unit_violation_is_still_flagged():

@@ -88,6 +88,32 @@ def test_baseline_via_config(reports, tmp_path):
     assert r.exit_code == 3 and "baseline" in r.stdout
 
 
+def test_leakier_fails_against_the_safer_baseline_and_safer_passes(reports, tmp_path):
+    # a pair of models on the same graph: the overfit GCN of TARGET (AUC about 0.80
+    # [0.69, 0.89] for confidence_mia) and a regularised one (about 0.56 [0.44, 0.65])
+    leaky = reports[0]
+    safer = _audit(tmp_path, "regularised", architecture={
+        "dropout": 0.5, "weight_decay": 0.05, "epochs": 30, "patience": 0})
+    r = _check(leaky, "--baseline", safer, "--tolerance", "0")
+    assert r.exit_code == 3, r.output
+    assert "lower bound" in r.stdout and "baseline upper bound" in r.stdout
+    # another architecture on the same graph: gated, with one warning line on stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "architecture" in warnings[0]
+    r = _check(safer, "--baseline", leaky, "--tolerance", "0")
+    assert r.exit_code == 0, r.output
+    # the same model against itself: overlapping intervals, no failure
+    assert _check(leaky, "--baseline", leaky, "--tolerance", "0").exit_code == 0
+
+
+def test_baseline_of_another_graph_exits_2(reports, tmp_path):
+    other = _audit(tmp_path, "other-graph",
+                   synthetic={"num_nodes": 200, "num_features": 16, "seed": 2})
+    r = _check(reports[0], "--baseline", other)
+    assert r.exit_code == 2 and r.output.startswith("error:") and "different graph" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["--max", "auc=1.5"], "[0, 1]"),
     (["--max", "aucc=0.5"], "unknown metric"),

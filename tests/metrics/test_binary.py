@@ -108,11 +108,59 @@ def test_tpr_at_fpr_zero_when_top_score_is_negative() -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_tpr_at_fpr_matches_brute_force(seed: int) -> None:
-    s, y = _random_data(seed, 200)
+def test_tpr_at_fpr_matches_brute_force_without_ties(seed: int) -> None:
+    # untied scores: the best real threshold with FPR <= target, as before the randomised rule
+    s, y = _random_data(seed, 200, decimals=None)
     fpr, tpr, _ = sk_roc_curve(y, s, drop_intermediate=False)
     for target in (0.0, 0.003, 0.01, 0.1, 0.37):
-        assert tpr_at_fpr(s, y, target) == pytest.approx(tpr[fpr <= target].max())
+        assert tpr_at_fpr(s, y, target) == tpr[fpr <= target].max()
+
+
+def _randomised_brute_force(s, y, target: float) -> float:
+    """Walk sklearn's ROC vertices: the last with FPR <= target, then along the next step."""
+    fpr, tpr, _ = sk_roc_curve(y, s, drop_intermediate=False)
+    k = int(np.flatnonzero(fpr <= target)[-1])
+    if k == len(fpr) - 1 or fpr[k] == target:
+        return float(tpr[k])
+    p = (target - fpr[k]) / (fpr[k + 1] - fpr[k])
+    return float(tpr[k] + p * (tpr[k + 1] - tpr[k]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tpr_at_fpr_with_ties_matches_the_randomised_brute_force(seed: int) -> None:
+    s, y = _random_data(seed, 200)  # rounded: many ties across the classes
+    fpr, tpr, _ = sk_roc_curve(y, s, drop_intermediate=False)
+    rose = False
+    for target in (0.0, 0.003, 0.01, 0.1, 0.37):
+        got = tpr_at_fpr(s, y, target)
+        assert got == pytest.approx(_randomised_brute_force(s, y, target))
+        best_real = tpr[fpr <= target].max()
+        assert got >= best_real  # a randomised point is never below the real thresholds
+        rose |= got > best_real + 1e-12
+    assert rose  # the ties do change some point, so the comparison above has teeth
+
+
+def test_tpr_at_1pct_fpr_inside_a_planted_tie() -> None:
+    # 55 negatives and 47 positives all at softmax 1.0, above 4945 negatives and 200 positives:
+    # the tie alone costs FPR 55/5000 = 1.1 % > 1 %, so no real threshold reaches any positive
+    rng = np.random.default_rng(0)
+    s = np.concatenate([np.ones(55), np.ones(47), rng.random(4945) * 0.9,
+                        rng.random(200) * 0.9])
+    y = np.concatenate([np.zeros(55), np.ones(47), np.zeros(4945), np.ones(200)])
+    fpr, tpr, _ = sk_roc_curve(y, s, drop_intermediate=False)
+    assert tpr[fpr <= 0.01].max() == 0.0  # the artefact of the former rule
+    # by hand: flag the tie with p = 0.01 / (55 / 5000) = 50/55, expected TPR p * 47 / 247
+    expected = (0.01 * 5000 / 55) * 47 / 247
+    assert tpr_at_fpr(s, y, 0.01) == pytest.approx(expected, rel=1e-12)
+    m = binary_metrics(s, y, n_bootstrap=200, seed=0)
+    e = m.tpr_at_fpr[0.01]
+    assert e.value == pytest.approx(expected, rel=1e-12)
+    assert 0.0 < e.lo < e.value < e.hi  # the bootstrap replicates use the same rule
+    assert m.tpr_at_fpr_rule == "randomised-at-ties"
+    assert m.to_dict()["tpr_at_fpr_rule"] == "randomised-at-ties"
+    # the analytic interval (above the size limit) holds the value, from floor/ceil counts
+    a = binary_metrics(s, y, n_bootstrap=10, seed=0, analytic_above=100).tpr_at_fpr[0.01]
+    assert a.method == "clopper-pearson" and a.lo < a.value < a.hi
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "0.1", True])
@@ -230,3 +278,32 @@ def test_binary_metrics_rejects_bad_config() -> None:
         binary_metrics(TINY_S, TINY_Y, confidence=1.0, seed=0)
     with pytest.raises(InvalidConfigError):
         binary_metrics(TINY_S, TINY_Y, fpr_points=(2.0,), seed=0)
+
+
+def test_auc_near_one_gets_the_score_interval_not_a_collapsed_bootstrap() -> None:
+    # 31 positives above all but one of 5000 negatives: AUC 0.9999, the percentile bootstrap
+    # piles up against 1 ([1.000, 1.000] at three decimals)
+    s = np.concatenate([np.linspace(0.9, 1.0, 31), np.linspace(0.0, 0.8, 4999), [0.95]])
+    y = np.concatenate([np.ones(31), np.zeros(5000)])
+    m = binary_metrics(s, y, n_bootstrap=200, seed=0)
+    assert 0.9998 < m.auc.value < 1.0
+    assert m.auc.method == "newcombe-score-auc"
+    assert round(m.auc.lo, 3) < 0.99 and m.auc.hi <= 1.0
+    boot = binary_metrics(s, y, n_bootstrap=200, seed=0, analytic_above=None)
+    assert boot.auc.method == "newcombe-score-auc"  # the rule does not depend on the size cap
+    # far from the boundary the bootstrap stays (golden reports unchanged)
+    rng = np.random.default_rng(0)
+    yy = np.r_[np.ones(50), np.zeros(50)]
+    far = binary_metrics(rng.normal(size=100) + yy, yy, n_bootstrap=50, seed=0)
+    assert 0.6 < far.auc.value < 0.9
+    assert far.auc.method == "percentile-bootstrap"
+
+
+def test_miscalibrated_flag_follows_the_auc_interval() -> None:
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(200), np.zeros(200)]
+    s = rng.normal(size=400) - 1.0 * y  # inverted scores
+    m = binary_metrics(s, y, n_bootstrap=100, seed=0)
+    assert m.auc.hi < 0.5 and m.miscalibrated and m.to_dict()["miscalibrated"] is True
+    ok = binary_metrics(-s, y, n_bootstrap=100, seed=0)
+    assert not ok.miscalibrated and ok.to_dict()["miscalibrated"] is False

@@ -1,7 +1,8 @@
 """Chunked bootstrap = the former one-shot bootstrap, number for number; boundary intervals.
 
 ``_legacy_*`` below is a verbatim-in-substance copy of the implementation before chunking
-(``B x n`` count matrices), kept here as the reference the chunked code must reproduce.
+(``B x n`` count matrices), kept here as the reference the chunked code must reproduce; its
+TPR@FPR reads the randomised operating point inside ties, the rule since issue 24.
 """
 
 from __future__ import annotations
@@ -69,9 +70,15 @@ def _legacy_binary_metrics(s, y, *, threshold, fpr_points, n_bootstrap, seed, co
         "average_precision": np.sum(np.diff(tpr, axis=1) * prec[:, 1:], axis=1),
         "max_advantage": np.max(tpr - fpr, axis=1),
     }
+    rows = np.arange(tp.shape[0])
     for f in fpr_points:
+        # the randomised operating point inside a tie (issue 24), written out independently
         last = np.sum(fpr <= f, axis=1) - 1
-        vals[f"tpr@{f!r}"] = tpr[np.arange(tp.shape[0]), last]
+        nxt = np.minimum(last + 1, fpr.shape[1] - 1)
+        t0, t1 = tpr[rows, last], tpr[rows, nxt]
+        f0, f1 = fpr[rows, last], fpr[rows, nxt]
+        frac = np.divide(f - f0, f1 - f0, out=np.zeros_like(f0), where=f1 > f0)
+        vals[f"tpr@{f!r}"] = np.where(t1 > t0, t0 + frac * (t1 - t0), t0)
     if threshold is not None:
         tpt = wp @ (s_pos >= threshold).astype(np.float64)
         fpt = wn @ (s_neg >= threshold).astype(np.float64)

@@ -356,3 +356,40 @@ def test_ledger_from_event_validates() -> None:
 def test_numpy_scalars_are_accepted() -> None:
     expected = epsilon(GaussianEvent(2.0), 1e-5)
     assert epsilon(GaussianEvent(np.float64(2.0)), np.float64(1e-5)) == expected
+
+
+def _noisy_event():
+    from graphleaks.privacy.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+
+    # q = 0.5, σ = 0.3: dp_accounting's RDP series fails to converge at fractional orders and
+    # logs one absl warning per order it drops (the GAP-NDP audit's ≈ 400 lines)
+    return SelfComposedEvent(PoissonSampledEvent(0.5, GaussianEvent(0.3)), 10)
+
+
+def _dp_accounting_records(caplog) -> list:  # noqa: ANN001
+    return [r for r in caplog.records if "dp_accounting" in r.pathname.replace("\\", "/")]
+
+
+def test_dp_accounting_convergence_spam_is_silenced_unless_verbose(caplog):
+    import logging
+
+    from graphleaks.privacy.accounting import epsilon
+
+    caplog.set_level(logging.WARNING)
+    quiet = epsilon(_noisy_event(), 1e-5, accountant="rdp")
+    assert _dp_accounting_records(caplog) == []
+    # the filters are gone after the call: another library's warning still passes
+    assert not logging.getLogger().filters and not logging.getLogger("absl").filters
+    logging.getLogger("absl").warning("not dp_accounting")
+    assert any(r.getMessage() == "not dp_accounting" for r in caplog.records)
+    # verbose (-v sets INFO): dp_accounting's lines are kept, and ε is the same
+    caplog.clear()
+    caplog.set_level(logging.INFO)
+    logging.getLogger("graphleaks").setLevel(logging.INFO)
+    try:
+        loud = epsilon(_noisy_event(), 1e-5, accountant="rdp")
+    finally:
+        logging.getLogger("graphleaks").setLevel(logging.NOTSET)
+    records = _dp_accounting_records(caplog)
+    assert records and "failed to converge" in records[0].getMessage()
+    assert loud == quiet

@@ -72,13 +72,44 @@ def test_nothing_to_check_is_an_error():
 
 
 def test_baseline_with_tolerance():
-    base = _report()
+    base = _report()  # AUC 0.70 [0.65, 0.75]
     same = check_report(_report(), GateSpec(), base)
     assert same.passed and {c.kind for c in same.checks} == {"baseline"}
-    worse = _report(auc=(0.76, 0.72, 0.80))
+    # the interval clears the baseline's: lower 0.78 > upper 0.75 + 0.02
+    worse = _report(auc=(0.85, 0.78, 0.92))
     res = check_report(worse, GateSpec(tolerance=0.02), base)
     assert [c.metric for c in res.failures] == ["auc"]
+    fail = res.failures[0]
+    assert fail.observed == 0.78 and fail.limit == pytest.approx(0.77)
+    assert "lower bound 0.7800 > baseline upper bound 0.7500 + tolerance 0.02" in fail.message
     assert check_report(worse, GateSpec(tolerance=0.02, tolerances={"auc": 0.06}), base).passed
+
+
+def test_a_rise_inside_the_baseline_interval_passes():
+    # the point estimate rose (0.70 -> 0.76, and by 0.0002 below) but the intervals overlap:
+    # the data cannot tell the two models apart, so the gate does not fail
+    base = _report()
+    assert check_report(_report(auc=(0.76, 0.72, 0.80)), GateSpec(tolerance=0.0), base).passed
+    assert check_report(_report(auc=(0.7002, 0.6502, 0.7502)), GateSpec(tolerance=0.0),
+                        base).passed
+    # gated on point estimates, the same rise of 0.06 crosses a tolerance of 0.05
+    res = check_report(_report(auc=(0.76, 0.72, 0.80)), GateSpec(bound="value"), base)
+    assert [c.metric for c in res.failures] == ["auc"]
+
+
+def test_too_few_positives_are_not_gated():
+    raw = _raw(auc=(0.99, 0.9, 1.0), tpr=(0.9, 0.5, 1.0))
+    raw["attacks"][0]["metrics"]["binary"]["n_pos"] = 9
+    few = AuditReport.from_dict(raw)
+    res = check_report(few, GateSpec(thresholds=(Threshold("auc", 0.6),)), _report())
+    assert res.passed and res.checks and not any(c.gated for c in res.checks)
+    assert all("not gated: 9 positives / 12 negatives" in c.message for c in res.checks)
+    assert "not gated" in render_gate_markdown(res)
+    assert res.to_dict()["checks"][0]["gated"] is False
+    # the same numbers with enough positives fail both kinds of check
+    res = check_report(_report(auc=(0.99, 0.9, 1.0), tpr=(0.9, 0.5, 1.0)),
+                       GateSpec(thresholds=(Threshold("auc", 0.6),)), _report())
+    assert {c.kind for c in res.failures} == {"threshold", "baseline"}
 
 
 def test_baseline_attack_missing_from_report_fails():
@@ -111,11 +142,22 @@ def test_newer_schema_version_is_refused():
         AuditReport.from_dict({**_raw(), "schema_version": REPORT_SCHEMA_VERSION + 1})
 
 
-def test_fingerprint_note():
+def test_baseline_of_another_graph_is_refused_without_quoting_it():
     raw = copy.deepcopy(_raw())
-    raw["target"]["fingerprint"] = "other"
+    raw["target"]["fingerprint"] = "0123456789abcdef"
+    with pytest.raises(DataError, match="different graph") as err:
+        check_report(_report(), GateSpec(), AuditReport.from_dict(raw))
+    assert "0123456789abcdef" not in str(err.value)
+
+
+def test_baseline_of_another_model_on_the_same_graph_gates_with_a_note():
+    raw = copy.deepcopy(_raw())
+    raw["target"]["architecture"]["arch"] = "sage"
+    raw["target"]["defense"] = "gap_ndp"
     res = check_report(_report(), GateSpec(), AuditReport.from_dict(raw))
-    assert res.notes and "fingerprint" in res.notes[0]
+    assert res.passed and res.checks
+    assert len(res.notes) == 1 and "architecture and defense" in res.notes[0]
+    assert not check_report(_report(), GateSpec(), _report()).notes
 
 
 def test_parse_threshold_option():

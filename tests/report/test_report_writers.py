@@ -54,3 +54,42 @@ def test_markdown_names_the_interval_method_of_each_metric(full_report, tmp_path
     text = md_path.read_text()
     assert "interval methods of confidence_mia: " in text
     assert "percentile-bootstrap: " in text and "auc" in text
+
+
+V1 = Path(__file__).parent / "data" / "report_v1.json"
+
+
+def _edited_v1(auc_ci: tuple[float, float], epsilon: float) -> AuditReport:
+    d = json.loads(V1.read_text())
+    d["ledger"]["epsilon"] = epsilon
+    b = d["attacks"][0]["metrics"]["binary"]
+    b["auc"] = {"value": (auc_ci[0] + auc_ci[1]) / 2, "ci": list(auc_ci),
+                "method": "percentile-bootstrap"}
+    return AuditReport.from_dict(d)
+
+
+def test_tables_flag_an_auc_interval_below_chance_and_round_the_claimed_epsilon() -> None:
+    r = _edited_v1((0.452, 0.492), 0.9999999999994884)  # embedding_cluster's 0.473 case
+    md, page, data = render_markdown(r), render_html(r), json.loads(r.to_json())
+    assert "| confidence_mia (⚠ miscalibrated) |" in md
+    assert "| link_stealing |" in md  # its AUC interval reaches above 0.5: not flagged
+    assert 'confidence_mia</b> <span class="badge warn">miscalibrated</span>' in page
+    assert "the AUC interval lies entirely below 0.5" in md and \
+        "the AUC interval lies entirely below 0.5" in page
+    flags = {a["attack"]: a["metrics"]["binary"]["miscalibrated"] for a in data["attacks"]
+             if "binary" in a["metrics"]}
+    assert flags == {"confidence_mia": True, "link_stealing": False}
+    # one display rule: 1 in Markdown and HTML, full precision in report.json
+    assert "claimed ε = **1**" in md and "0.99999" not in md and "0.99999" not in page
+    assert '<div class="k">claimed ε</div><div class="v">1</div>' in page
+    assert data["ledger"]["epsilon"] == 0.9999999999994884
+    # the two ε bounds are labelled columns; the TPR@FPR rule is stated under the table
+    for text in (md, page):
+        assert "sound ε lower bound" in text and "optimistic ε bound" in text
+        assert "best real threshold with FPR" in text  # this v1 report's rule
+
+
+def test_a_new_report_states_the_randomised_tpr_rule(full_report) -> None:
+    md, page = render_markdown(full_report), render_html(full_report)
+    for text in (md, page):
+        assert "inside a group of tied scores" in text and "interpolated along" in text
