@@ -36,6 +36,13 @@ MAX_JSON_BYTES = 64 << 20
 MAX_OPTION_JSON_BYTES = 1 << 20
 #: Largest decompressed array read from one ``.npy`` file or ``.npz`` member (2 GiB).
 MAX_ARRAY_BYTES = 2 << 30
+#: A compressed ``.npz`` member may expand at most this many times its stored size once it is
+#: larger than :data:`MAX_INFLATED_UNCHECKED` (deflate reaches ~1000x on zeros, so a 0.5 MB file
+#: could otherwise ask for 512 MiB, and the float copy after it doubled that). Real scores and
+#: features compress a few times; a file refused here loads when saved with ``np.savez``.
+MAX_EXPANSION = 100
+#: Decompressed size below which a member's expansion ratio is not checked.
+MAX_INFLATED_UNCHECKED = 32 << 20
 #: Most members an ``.npz`` may hold: graphleaks reads at most a handful of named arrays.
 MAX_NPZ_MEMBERS = 64
 #: Integer node ids of an edge list must lie below ``max(MIN_ID_BOUND, ID_SPREAD * distinct)``:
@@ -279,6 +286,12 @@ def check_npz(
                                 "decompressed (a compressed file that expands too far)")
                 if not info.filename.endswith(".npy"):
                     raise error(f"{what} is not a valid .npz: a member is not a .npy array")
+                if (info.compress_type != zipfile.ZIP_STORED
+                        and info.file_size > MAX_INFLATED_UNCHECKED
+                        and info.file_size > MAX_EXPANSION * max(info.compress_size, 1)):
+                    raise error(f"{what}: an array expands more than {MAX_EXPANSION}x when "
+                                "decompressed (a compression bomb?); save it uncompressed "
+                                "with numpy.savez")
                 with zf.open(info) as fh:
                     check_npy_header(fh, info.file_size, f"{what} (an array inside it)",
                                      max_bytes=max_bytes, error=error)

@@ -36,16 +36,22 @@ def load_graph(
 ) -> tuple[Data, DatasetRef]:
     """The graph named on the command line, and its dataset record.
 
+    ``--edges`` names the graph file; its suffix picks the reader
+    (:data:`graphleaks.data.graph_readers.GRAPH_READERS`), which says whether --features
+    and --labels are needed (an edge list) or refused (a self-contained ``.npz`` graph).
+
     Raises:
-        InvalidConfigError: If only one of --edges/--features is given, or a graph is named
-            both ways.
+        InvalidConfigError: If --features/--labels come without --edges, or a graph is
+            named both ways.
+        DataError: If the graph file's reader refuses the files.
     """
     from graphleaks.data.ref import DatasetRef
 
+    ref: DatasetRef
     if edges is not None or features is not None or labels is not None:
-        if edges is None or features is None:
+        if edges is None:
             raise InvalidConfigError("--edges and --features must be given together (--labels "
-                                     "is optional)")
+                                     "is optional; a .npz graph file goes alone as --edges)")
         if dataset is not None:
             raise InvalidConfigError("give either --dataset or --edges/--features, not both")
         # the record keeps the file names only: a bundle never follows paths out of itself

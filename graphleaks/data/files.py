@@ -12,6 +12,7 @@ from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
 from graphleaks._limits import check_id_range, check_npy_header, input_boundary
+from graphleaks._readers import ReaderTable
 from graphleaks.data.graph import check_graph
 from graphleaks.errors import DataError
 
@@ -135,11 +136,23 @@ def read_npy(path: Path, what: str) -> np.ndarray:
             raise DataError(f"{what} file {path} is not a valid .npy array file") from None
 
 
+def _features_npy(path: Path) -> np.ndarray:
+    return read_npy(path, "feature").astype(np.float32)
+
+
+def _features_table(path: Path) -> np.ndarray:
+    return _numeric(_read_table(path, "feature")[1], path, "feature", float)
+
+
+#: Formats of feature matrices (``--features``), one row per node in id order.
+FEATURE_READERS: ReaderTable[np.ndarray] = ReaderTable("feature file", option="--features")
+FEATURE_READERS.register("npy", (".npy",), _features_npy, "numpy matrix, no pickle")
+FEATURE_READERS.register("table", (), _features_table,
+                         "CSV/TSV/space-separated text, one row per node", fallback=True)
+
+
 def _load_features(features: Path) -> np.ndarray:
-    if features.suffix == ".npy":
-        x = read_npy(features, "feature").astype(np.float32)
-    else:
-        x = _numeric(_read_table(features, "feature")[1], features, "feature", float)
+    x = FEATURE_READERS.read(features)
     if x.ndim != 2:
         raise DataError(f"feature file {features}: expected a 2-D matrix (one row per node), "
                         f"got a {x.ndim}-D array")

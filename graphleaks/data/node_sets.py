@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from graphleaks._readers import ReaderTable
 from graphleaks.data.files import read_npy
 from graphleaks.errors import DataError
 
@@ -47,7 +48,7 @@ def read_node_ids(path: str | Path, num_nodes: int | None = None) -> np.ndarray:
                         "one per line")
     if size == 0:
         raise DataError(f"node-id file {p} is empty; give at least one node id")
-    ids = _read_npy_ids(p) if p.suffix.lower() == ".npy" else _read_text_ids(p)
+    ids = NODE_ID_READERS.read(p)
     if ids.size == 0:
         raise DataError(f"node-id file {p} holds no node ids; give at least one")
     # messages give the entry (k-th id of the file), never an id: they do not quote files
@@ -121,6 +122,15 @@ def _read_text_ids(p: Path) -> np.ndarray:
             raise DataError(f"node-id file {p}: node id on line {lineno} is out of range")
         out.append(value)
     return np.asarray(out, dtype=np.int64)
+
+
+#: Formats of node-id files (members, non-members, population, score row ids).
+NODE_ID_READERS: ReaderTable[np.ndarray] = ReaderTable("node-id file")
+NODE_ID_READERS.register("npy", (".npy",), _read_npy_ids,
+                         "integer numpy array, 1-D or one column, no pickle")
+NODE_ID_READERS.register("text", (), _read_text_ids,
+                         "text, one integer id per line (first column of a CSV/TSV)",
+                         fallback=True)
 
 
 def check_membership(members: np.ndarray, non_members: np.ndarray, num_nodes: int) -> None:

@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 
 from graphleaks._limits import check_npz, input_boundary
+from graphleaks._readers import ReaderTable
 from graphleaks.data.files import _numeric, _read_table, read_npy
 from graphleaks.data.node_sets import read_node_ids
 from graphleaks.errors import DataError
@@ -203,21 +204,32 @@ def load_scores(
     if size > MAX_SCORE_FILE_BYTES:
         raise DataError(f"score file {p} is {size} bytes, over the {MAX_SCORE_FILE_BYTES}-byte "
                         "limit; export only the member and non-member rows")
-    suffix = p.suffix.lower()
-    if suffix != ".npy" and (labels is not None or node_ids is not None):
+    return SCORE_READERS.read(p, output=output, labels=labels, node_ids=node_ids)
+
+
+def _own_labels(p: Path, labels: str | Path | None, node_ids: str | Path | None) -> None:
+    """Refuse separate label/node-id files for a format that holds its own."""
+    if labels is not None or node_ids is not None:
         raise DataError(f"score file {p} holds its own labels and node ids; separate label or "
                         "node-id files go with a .npy score matrix only")
+
+
+def _load_npy(p: Path, output: str, labels: str | Path | None,
+              node_ids: str | Path | None) -> NodeScores:
     src = f"score file {p}"
-    if suffix == ".npz":
-        return _load_npz(p, output, src)
-    if suffix == ".npy":
-        scores = read_npy(p, "score")
-        if labels is None:
-            raise DataError(f"{src} is a bare .npy matrix; give its true labels too (--labels "
-                            "FILE), or export a .npz with scores, labels and node_ids")
-        ids = read_node_ids(node_ids) if node_ids is not None else None
-        y = _read_labels(Path(labels), ids, len(scores) if scores.ndim >= 1 else 0)
-        return check_scores(scores, y, node_ids=ids, output=output, source=src)
+    scores = read_npy(p, "score")
+    if labels is None:
+        raise DataError(f"{src} is a bare .npy matrix; give its true labels too (--labels "
+                        "FILE), or export a .npz with scores, labels and node_ids")
+    ids = read_node_ids(node_ids) if node_ids is not None else None
+    y = _read_labels(Path(labels), ids, len(scores) if scores.ndim >= 1 else 0)
+    return check_scores(scores, y, node_ids=ids, output=output, source=src)
+
+
+def _load_table(p: Path, output: str, labels: str | Path | None,
+                node_ids: str | Path | None) -> NodeScores:
+    _own_labels(p, labels, node_ids)
+    src = f"score file {p}"
     header, rows = _read_table(p, "score")
     if not rows:
         raise DataError(f"{src} holds no rows; export node_id,label,score columns")
@@ -230,7 +242,10 @@ def load_scores(
     return check_scores(raw[:, 2:], raw[:, 1], node_ids=raw[:, 0], output=output, source=src)
 
 
-def _load_npz(p: Path, output: str, src: str) -> NodeScores:
+def _load_npz(p: Path, output: str, labels: str | Path | None,
+              node_ids: str | Path | None) -> NodeScores:
+    _own_labels(p, labels, node_ids)
+    src = f"score file {p}"
     # members are checked against their headers and the decompressed-size limit before
     # numpy allocates anything: a 0.5 MB .npz may declare gigabytes
     check_npz(p, src, max_bytes=MAX_SCORE_ARRAY_BYTES)
@@ -268,3 +283,14 @@ def _read_labels(lp: Path, ids: np.ndarray | None, n_rows: int) -> np.ndarray:
         raise DataError(f"label file {lp}: {len(missing)} scored node(s) have no label (the "
                         f"first is score row {missing[0]}); give a label for every scored node")
     return np.asarray([by_id[int(i)] for i in row_ids], dtype=np.int64)
+
+
+#: Formats of exported score files (``graphleaks audit-scores --scores``).
+SCORE_READERS: ReaderTable[NodeScores] = ReaderTable("score file", option="--scores")
+SCORE_READERS.register("npz", (".npz",), _load_npz,
+                       "numpy archive of scores, labels and optional node_ids, no pickle")
+SCORE_READERS.register("npy", (".npy",), _load_npy,
+                       "numpy score matrix, with --labels (and optionally node ids)")
+SCORE_READERS.register("table", (), _load_table,
+                       "CSV/TSV text: node_id, label, then one column per class",
+                       fallback=True)

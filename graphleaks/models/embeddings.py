@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -39,6 +40,7 @@ import numpy.typing as npt
 import torch
 
 from graphleaks._limits import input_boundary
+from graphleaks._readers import ReaderTable
 from graphleaks._validation import validate
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.walks import CSRGraph, IntArray, WalkConfig, generate_walks
@@ -397,7 +399,10 @@ class Node2Vec(_WalkEmbedder):
     method: ClassVar[str] = "node2vec"
 
 
-def _read_npy(path: Path) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+def _read_npy(
+    path: Path, node_index: Mapping[str, int] | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    # node_index is unused: row i of an array is node i, there are no id tokens to look up
     from graphleaks.data.files import read_npy
 
     arr = read_npy(path, "embedding")  # header checked against the file size first
@@ -534,14 +539,19 @@ def load_embeddings(
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: embedding file not found.")
-    if p.suffix.lower() == ".npy":
-        return _read_npy(p)
-    if _is_word2vec_binary(p):
-        return _read_word2vec_binary(p, node_index)
-    return _read_word2vec_text(p, node_index)
+    return EMBEDDING_READERS.read(p, node_index=node_index)
 
 
-def _is_word2vec_binary(path: Path) -> bool:
+def _read_word2vec(
+    path: Path, node_index: Mapping[str, int] | None = None, *, binary_suffix: bool = False
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """word2vec text, or binary when the bytes after the header are not text."""
+    if _is_word2vec_binary(path, binary_suffix=binary_suffix):
+        return _read_word2vec_binary(path, node_index)
+    return _read_word2vec_text(path, node_index)
+
+
+def _is_word2vec_binary(path: Path, *, binary_suffix: bool = False) -> bool:
     """A ``"N d"`` text header followed by bytes that are not UTF-8 text (raw float32)."""
     with path.open("rb") as fh:
         head = fh.readline(256)
@@ -555,7 +565,7 @@ def _is_word2vec_binary(path: Path) -> bool:
         body.decode("utf-8")
     except UnicodeDecodeError:
         return True
-    return path.suffix.lower() == ".bin"
+    return binary_suffix  # a tiny binary file can decode as UTF-8 by chance
 
 
 def _read_word2vec_binary(
@@ -595,6 +605,21 @@ def _check_binary_header(path: Path) -> None:
     if n < 0 or d < 1 or n * (4 * d + 2) > path.stat().st_size:
         raise DataError(f"{path}: the binary word2vec header declares more rows or dimensions "
                         "than the file holds (truncated or forged).")
+
+
+#: Formats of node-embedding files (``graphleaks audit --embeddings``). A word2vec file is
+#: sniffed: a ``"N d"`` header followed by bytes that are not UTF-8 is the binary format.
+EMBEDDING_READERS: ReaderTable[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = (
+    ReaderTable("embedding file", option="--embeddings"))
+EMBEDDING_READERS.register("npy", (".npy",), _read_npy,
+                           "numpy [num_nodes, dimensions] array, row i is node i, no pickle")
+EMBEDDING_READERS.register(
+    "word2vec_binary", (".bin",),
+    functools.partial(_read_word2vec, binary_suffix=True),
+    "word2vec binary (gensim binary=True), or word2vec text")
+EMBEDDING_READERS.register("word2vec", (), _read_word2vec,
+                           "word2vec text ('N d' header optional), or sniffed binary",
+                           fallback=True)
 
 
 __all__ = [

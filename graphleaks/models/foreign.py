@@ -29,12 +29,12 @@ import torch
 from torch import nn
 
 from graphleaks._limits import loads_bounded
+from graphleaks._readers import ReaderTable
 from graphleaks.errors import DataError, InvalidConfigError
 
 #: Largest model file read (bytes); a larger one is refused before it is opened.
 MAX_MODEL_BYTES = 4 * 1024**3
 
-MODEL_FORMATS = (".pt2", ".onnx", ".safetensors", ".pt")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -180,12 +180,9 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     p = Path(path)
     _check_file(p, "state_dict file")
     try:
-        if p.suffix == ".safetensors":
-            from safetensors.torch import load_file
-
-            state = load_file(str(p))
-        else:
-            state = torch.load(p, map_location="cpu", weights_only=True)
+        state = STATE_DICT_READERS.read(p)
+    except DataError:
+        raise
     except Exception as exc:  # the unpickler's refusal or a corrupt file
         raise DataError(f"state_dict file {p} could not be loaded safely ({_kind(exc)}: not "
                         "plain tensors, or corrupt); save model.state_dict() with torch.save or "
@@ -265,22 +262,66 @@ def load_model_file(
         InvalidConfigError: For an unknown format or a missing/extra ``--model-class``.
         DataError: For a file that cannot be loaded safely.
     """
-    p = Path(path)
-    suffix = p.suffix.lower()
-    if suffix not in MODEL_FORMATS:
-        raise InvalidConfigError(f"--model {p}: unknown format {suffix or '(none)'}; give a "
-                                 f"{', '.join(MODEL_FORMATS)} file")
-    if suffix in (".safetensors", ".pt"):
-        if model_class is None:
-            raise InvalidConfigError(f"--model {p} is a state_dict; name its class with "
-                                     "--model-class package.module:Class")
-        return load_state_dict_model(p, model_class, model_kwargs)
-    if model_class is not None or model_kwargs is not None:
-        raise InvalidConfigError(f"--model-class/--model-kwargs apply to state_dict files, "
-                                 f"not {suffix}")
-    if suffix == ".pt2":
-        return load_pt2(p), None
-    return load_onnx(p), None
+    return MODEL_READERS.read(path, model_class=model_class, model_kwargs=model_kwargs)
+
+
+LoadedModel = tuple[Any, Callable[[], nn.Module] | None]
+
+
+def _state_dict_entry(path: Path, *, model_class: str | None = None,
+                      model_kwargs: str | None = None) -> LoadedModel:
+    if model_class is None:
+        raise InvalidConfigError(f"--model {path} is a state_dict; name its class with "
+                                 "--model-class package.module:Class")
+    return load_state_dict_model(path, model_class, model_kwargs)
+
+
+def _self_contained(load: Callable[[Path], Any]) -> Callable[..., LoadedModel]:
+    """A table entry for a format that holds its own graph of operations (no class named)."""
+
+    def read(path: Path, *, model_class: str | None = None,
+             model_kwargs: str | None = None) -> LoadedModel:
+        if model_class is not None or model_kwargs is not None:
+            raise InvalidConfigError(f"--model-class/--model-kwargs apply to state_dict files, "
+                                     f"not {path.suffix.lower()}")
+        return load(path), None
+
+    return read
+
+
+def _load_safetensors(path: Path) -> Any:
+    from safetensors.torch import load_file
+
+    return load_file(str(path))
+
+
+def _load_torch_weights(path: Path) -> Any:
+    # weights_only: the unpickler admits tensors and plain containers, never code
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+#: How a state_dict file's tensors are read; :func:`read_state_dict` checks what comes out.
+STATE_DICT_READERS: ReaderTable[Any] = ReaderTable("state_dict file", option="--model")
+STATE_DICT_READERS.register("safetensors", (".safetensors",), _load_safetensors,
+                            "safetensors state_dict")
+STATE_DICT_READERS.register("pt", (".pt",), _load_torch_weights,
+                            "torch.save state_dict, loaded with weights_only=True")
+
+#: Formats of saved foreign models (``graphleaks audit-model --model``). Every reader takes
+#: ``model_class``/``model_kwargs`` and returns the model and, when its class is known, a
+#: factory of fresh copies.
+MODEL_READERS: ReaderTable[LoadedModel] = ReaderTable("model file", option="--model",
+                                                      error=InvalidConfigError)
+MODEL_READERS.register("pt2", (".pt2",), _self_contained(load_pt2),
+                       "torch.export program, loaded without pickle")
+MODEL_READERS.register("onnx", (".onnx",), _self_contained(load_onnx),
+                       "ONNX graph run by onnxruntime (graphleaks[onnx])")
+MODEL_READERS.register("safetensors", (".safetensors",), _state_dict_entry,
+                       "safetensors state_dict, with --model-class")
+MODEL_READERS.register("pt", (".pt",), _state_dict_entry,
+                       "torch state_dict (weights_only), with --model-class")
+#: The model file suffixes, in the order the CLI lists them.
+MODEL_FORMATS: tuple[str, ...] = MODEL_READERS.suffixes()
 
 
 def export_pt2(model: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 
 from graphleaks.data import DatasetRef, csbm, fingerprint, load_graph_files
-from graphleaks.data.ref import MAX_SYNTHETIC_CELLS
+from graphleaks.data.ref import MAX_SYNTHETIC_CELLS, FilesRef
 from graphleaks.errors import DataError, InvalidConfigError
 
 
@@ -45,7 +46,7 @@ REFS = {
 def test_record_round_trips_through_json(kind):
     ref = REFS[kind]
     assert ref.kind == kind
-    pinned = DatasetRef(**{**ref.__dict__, "fingerprint": "0123456789abcdef"})
+    pinned = dataclasses.replace(ref, fingerprint="0123456789abcdef")
     for r in (ref, pinned):
         record = json.loads(json.dumps(r.to_dict()))
         assert DatasetRef.from_dict(record) == r
@@ -79,7 +80,7 @@ def test_files_load_from_their_paths_or_the_files_given_again(tmp_path):
     assert (ref.edges, ref.features, ref.labels) == ("e.csv", "x.npy", "y.csv")
     assert fingerprint(ref.load()) == fingerprint(load_graph_files(e, features=x, labels=y))
     stored = DatasetRef.from_dict(ref.to_dict())  # another machine: names only
-    with pytest.raises(DataError, match="--edges, --features and --labels"):
+    with pytest.raises(DataError, match=r"again \(--edges, --features, --labels\)"):
         stored.load()
     e2, x2, y2 = _write_files(tmp_path / "b", g)
     assert fingerprint(stored.load(edges=e2, features=x2, labels=y2)) == fingerprint(ref.load())
@@ -104,7 +105,7 @@ def test_pinned_fingerprint_refuses_another_graph():
     ({"kind": "files", "edges": "../secret.csv", "features": "x.npy"}, "bare file name"),
     ({"name": "files", "edges": "/etc/passwd", "features": "x.npy"}, "bare file name"),
     ({"kind": "files", "edges": "e.csv", "features": "sub\\x.npy"}, "bare file name"),
-    ({"kind": "files", "edges": "e.csv"}, "features"),
+    ({"kind": "files", "features": "x.npy"}, "edges"),
     ({"kind": "files", "edges": "..", "features": "x.npy"}, "bare file name"),
     ({"kind": "bundled", "name": "no-such-dataset"}, "not a registered dataset"),
     ({"name": "no-such-dataset"}, "not a registered dataset"),
@@ -140,7 +141,7 @@ def test_the_synthetic_size_limit_is_checked_before_allocating():
     ({"name": "synthetic", "csbm": {"num_nodes": 50, "seed": 0}},
      DatasetRef.synthetic(num_nodes=50)),
     ({"name": "files", "edges": "e.csv", "features": "x.npy", "labels": None},
-     DatasetRef(kind="files", edges="e.csv", features="x.npy")),
+     FilesRef("e.csv", "x.npy")),
     ({}, DatasetRef.user()),
 ])
 def test_version_one_records_are_read(record, expected):
@@ -157,3 +158,31 @@ def test_coerce_accepts_what_python_callers_pass(tmp_path):
     assert DatasetRef.coerce(REFS["bundled"]) is REFS["bundled"]
     with pytest.raises(DataError, match="DatasetRef"):
         DatasetRef.coerce("cora")  # type: ignore[arg-type]
+
+
+def test_each_kind_is_one_frozen_class_in_the_decoding_table():
+    from graphleaks.data.ref import (
+        CARRIED_KINDS,
+        DATASET_CLASSES,
+        RegisteredRef,
+        SyntheticRef,
+        UserRef,
+    )
+
+    assert set(REFS) == set(DATASET_CLASSES)  # the round-trip test covers every kind
+    for kind, ref in REFS.items():
+        assert type(ref) is DATASET_CLASSES[kind] and ref.kind == kind
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ref.fingerprint = "0123456789abcdef"  # type: ignore[misc]
+    assert isinstance(REFS["bundled"], RegisteredRef) and isinstance(REFS["files"], FilesRef)
+    assert isinstance(REFS["synthetic"], SyntheticRef) and isinstance(REFS["user"], UserRef)
+    assert CARRIED_KINDS == {"files", "user"}
+    with pytest.raises(TypeError):
+        DatasetRef()  # type: ignore[abstract]  # the base is the union, not a record
+
+
+def test_a_files_record_without_features_names_only_the_graph_file():
+    ref = DatasetRef.from_dict({"kind": "files", "edges": "graph.npz"})
+    assert ref == FilesRef("graph.npz") and ref.describe() == "files graph.npz"
+    with pytest.raises(DataError, match=r"again \(--edges\)"):
+        ref.load()

@@ -79,6 +79,24 @@ def test_npz_member_decompressing_past_the_bound_is_refused(hostile, scores_expo
     assert "decompressed" in line
 
 
+def test_npz_member_expanding_past_the_ratio_is_refused(hostile, scores_export):
+    # a consistent, genuinely deflated member of zeros: 64 MiB from a ~64 kB file, under the
+    # size bound but far past the expansion ratio, refused before numpy inflates it
+    path = hostile.root / "bomb.npz"
+    rows = 4 << 20  # 64 MiB of float64 pairs
+    header = _npy_header((rows, 2))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("scores.npy", "w", force_zip64=True) as fh:
+            fh.write(header)
+            zero = b"\0" * (1 << 20)
+            for _ in range(16 * rows // (1 << 20)):
+                fh.write(zero)
+    assert path.stat().st_size < 1 << 20
+    line = hostile.refused(*_audit_scores(path, scores_export / "members.txt"),
+                           match="bomb.npz")
+    assert "expands" in line
+
+
 @pytest.mark.parametrize("which", ["members", "embeddings"])
 def test_npy_header_with_a_huge_shape_is_refused(hostile, scores_export, which):
     path = hostile.root / "forged.npy"
