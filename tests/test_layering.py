@@ -12,8 +12,8 @@ The layers, low to high. A module may import its own layer and the layers below 
 layer       modules
 ==========  ================================================================================
 ground      errors, seeding, versions, ``_io``, ``_arrays``, ``_outputs``, ``_limits``,
-            ``_display``, ``_progress``, ``_registry``, ``_tables``, ``_params`` (field
-            typing), ``_validation``, ``_plugin`` (the plug-in base)
+            ``_display``, ``_readers``, ``_progress``, ``_registry``, ``_tables``,
+            ``_params`` (field typing), ``_validation``, ``_plugin`` (the plug-in base)
 records     metrics, privacy, threat (never importing one another)
 data        data
 models      models (targets, training, DP-SGD)
@@ -48,9 +48,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "graphleaks"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ground", ("graphleaks.errors", "graphleaks.seeding", "graphleaks.versions",
                 "graphleaks._io", "graphleaks._arrays", "graphleaks._outputs", "graphleaks._limits",
-                "graphleaks._display",
-                "graphleaks._progress", "graphleaks._registry", "graphleaks._tables",
-                "graphleaks._params", "graphleaks._validation", "graphleaks._plugin")),
+                "graphleaks._display", "graphleaks._readers", "graphleaks._progress",
+                "graphleaks._registry", "graphleaks._tables", "graphleaks._params",
+                "graphleaks._validation", "graphleaks._plugin")),
     ("records", ("graphleaks.metrics", "graphleaks.privacy", "graphleaks.threat")),
     ("data", ("graphleaks.data",)),
     ("models", ("graphleaks.models",)),
