@@ -327,9 +327,15 @@ class NodePairsSpec:
             uniform nodes of the band) or ``auto`` (``random`` when the random sample is
             expected to hold at least
             :data:`~graphleaks.attacks._pairs.AUTO_MIN_EXPECTED_POSITIVES` edges, else
-            ``edge_seeded``). The challenge's notes say which ran, with its counts.
+            ``edge_seeded``), after growing the uniform sample up to
+            :data:`~graphleaks.attacks._pairs.AUTO_MAX_GROWTH` times (within ``max_pairs``)
+            to reach that expectation; an unlucky uniform draw with fewer than the verdict's
+            grading minimum of edges is redrawn edge-seeded. The challenge's notes say which
+            ran, with its counts.
         seed_share: Share of an edge-seeded sample drawn as seed-edge endpoints
-            (``round(seed_share · n_nodes / 2)`` edges, at least 1).
+            (``round(seed_share · n_nodes / 2)`` edges, at least 1; with ``auto`` at least
+            the grading minimum).
+        max_pairs: Most candidate pairs a grown sample may hold (None: no limit).
     """
 
     task: ClassVar[Task] = Task.LINK
@@ -339,6 +345,7 @@ class NodePairsSpec:
     degree_high: int = 1_000_000
     sampler: str = "random"
     seed_share: float = 0.5
+    max_pairs: int | None = None
 
 
 @dataclass(frozen=True)

@@ -311,6 +311,7 @@ def audit_with_scores(
     defense_aware: bool = True,
     compare_unit: str | None = None,
     skip_unrunnable: bool = False,
+    canary: bool | None = None,
 ) -> AuditRun:
     """Run an audit and keep every candidate's score; see :func:`run_audit` for arguments.
 
@@ -394,25 +395,89 @@ def audit_with_scores(
     if skipped:
         cfg["skipped_attacks"] = skipped
     g = target.graph
+    # a defense that does not train the architecture spec (LPGNN) records its own
+    arch_record = target.training.get("architecture")
     summary = TargetSummary(
-        architecture=json_safe(target.spec.to_dict()), defense=target.defense,
+        architecture=json_safe(arch_record if isinstance(arch_record, dict)
+                               else target.spec.to_dict()), defense=target.defense,
         defense_config=json_safe(reported_config(target.defense, target.defense_config)),
         dataset=json_safe(target.dataset.to_dict()),
         fingerprint=fingerprint(g), num_nodes=int(g.num_nodes),
         num_edges=int(g.edge_index.size(1)), protocol=target.split.kind,
         split_sizes={p: len(getattr(target.split, p)) for p in ("train", "val", "test", "aux")},
-        utility=json_safe(target.utility), training=json_safe(target.training),
+        utility=json_safe({**target.utility, **_majority_baseline(target)}),
+        training=json_safe(target.training),
     )
     serving = None
     guard = getattr(target.model, "release_guard", None)
     if guard is not None:  # a model that adds noise at inference: its API's ε after the audit
         serving = ServingSummary(**guard.summary())
+    canaries: list[Any] = []
+    if canary if canary is not None else default:
+        canaries, why = default_canary_audits(target, the_suite, seed=seed)
+        if why:
+            cfg["canary_audit_skipped"] = why
+    elif target.ledger.unit != PrivacyUnit.NONE:
+        cfg["canary_audit_skipped"] = (
+            "a named attack list runs no canary audit by default; run the default audit, or "
+            "pass canary=True (train here: --canary-audit UNIT)")
     report = AuditReport(
         schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=summary,
         ledger=target.ledger, attacks=reports, config=json_safe(cfg),
-        versions=library_versions(), serving=serving,
+        versions=library_versions(), serving=serving, canary_audits=canaries,
     )
     return AuditRun(report, tuple(tables))
+
+
+def _majority_baseline(target: TrainedTarget) -> dict[str, float]:
+    """Test accuracy of always predicting the most frequent training label (the verdict
+    flags a target within a margin of it as uninformative)."""
+    from graphleaks.metrics.multiclass import majority_baseline
+
+    y = getattr(target.graph, "y", None)
+    if y is None or len(target.split.test) == 0 or len(target.split.train) == 0:
+        return {}
+    labels = y.cpu().numpy()
+    return {"test_majority_baseline": majority_baseline(labels[target.split.train],
+                                                        labels[target.split.test])}
+
+
+def default_canary_audits(
+    target: TrainedTarget, suite: Suite, *, seed: int
+) -> tuple[list[Any], str | None]:
+    """One canary audit of the ledger's unit for a defended target graphleaks can retrain.
+
+    Audited beside claimed ε by default (issue 24): the target's own defense and
+    configuration are retrained once with ``suite.canaries`` canaries. Returns the audits
+    and, when none ran, why (for the verdict's notes): a non-private target, a model
+    trained outside graphleaks, a unit canary audits do not test, or a graph too small.
+    """
+    from graphleaks.audit.canary import canary_audit
+    from graphleaks.defenses import registry as defenses
+    from graphleaks.models.gnn import ArchitectureSpec
+
+    unit = target.ledger.unit
+    if unit == PrivacyUnit.NONE or not np.isfinite(target.ledger.epsilon):
+        return [], None  # nothing claimed, nothing to audit
+    if type(target.spec) is not ArchitectureSpec or target.defense not in defenses:
+        return [], ("graphleaks cannot retrain this model with canaries (it was trained "
+                    "outside graphleaks); plant canaries in your own training run")
+    if unit.value not in ("edge", "node"):
+        return [], (f"canary audits test the edge and node units; this ledger's unit is "
+                    f"{unit.value} (audit the local mechanism's ε with its own test)")
+    n = int(target.graph.num_nodes)
+    sizes = {p: len(getattr(target.split, p)) / n for p in ("train", "val", "test")}
+    split = SplitConfig(kind=target.split.kind, train_frac=sizes["train"],
+                        val_frac=sizes["val"], test_frac=sizes["test"])
+    try:
+        audit = canary_audit(target.graph, defense=target.defense,
+                             defense_params=dict(target.defense_config), spec=target.spec,
+                             split=split, unit=unit.value, num_canaries=suite.canaries,
+                             seed=derive_seed(seed, "canary", unit.value))
+    except (InvalidConfigError, DataError) as exc:
+        return [], (f"the {unit.value} canary audit could not run ({exc}); run it with fewer "
+                    "canaries (--canary-audit with --canaries) when training here")
+    return [audit], None
 
 
 def run_audit(
@@ -427,6 +492,7 @@ def run_audit(
     suite: str | Suite = DEFAULT_SUITE,
     defense_aware: bool = True,
     compare_unit: str | None = None,
+    canary: bool | None = None,
 ) -> AuditReport:
     """Run ``attacks`` (by default every attack the target exposes) and return the report.
 
@@ -447,6 +513,9 @@ def run_audit(
         compare_unit: Insist that every attack's ε lower bound be compared with the ledger in
             this unit (``node``, ``edge``, ...); refused when the ledger or a named attack has
             another unit. The default audit narrows to the attacks that test that unit.
+        canary: Run the canary audit of a defended target graphleaks can retrain (one per
+            covered unit, the suite's canaries; see :func:`default_canary_audits`). None
+            (default): only in the default audit (``attacks`` None).
 
     Raises:
         InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
@@ -461,4 +530,5 @@ def run_audit(
     """
     return audit_with_scores(target, attacks, seed=seed, n_bootstrap=n_bootstrap, view=view,
                              exposed=exposed, config=config, suite=suite,
-                             defense_aware=defense_aware, compare_unit=compare_unit).report
+                             defense_aware=defense_aware, compare_unit=compare_unit,
+                             canary=canary).report

@@ -34,12 +34,15 @@ class Suite:
         overrides: Config field overrides per attack name; ``"*"`` applies to every attack.
             A field an attack's config lacks is skipped.
         description: One line for ``--help`` and the report.
+        canaries: Canaries of the canary audit a defended target gets by default (one per
+            covered unit; each costs one extra target training).
     """
 
     name: str
     n_bootstrap: int
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     description: str = ""
+    canaries: int = 1000
 
     def config_for(self, attack: str, fields: set[str]) -> dict[str, Any]:
         """The overrides of ``attack`` restricted to the config ``fields`` it has."""
@@ -78,7 +81,7 @@ SUITES: dict[str, Suite] = {
         "embedding_cluster_mia": {"ae_epochs": 50, "kmeans_init": 2},
         "attribute_inference": {"walks_per_node": 3, "walk_length": 20,
                                 "max_walk_tokens": WALK_TOKENS},
-    }, "smoke test: fewest models and queries, 200 bootstrap replicates"),
+    }, "smoke test: fewest models and queries, 200 bootstrap replicates", canaries=100),
     "standard": Suite("standard", 1000, {
         "lira_mia": {"num_references": 2, "ref_epochs": 30},
         "shadow_mia": {"num_shadows": 1},
@@ -87,12 +90,13 @@ SUITES: dict[str, Suite] = {
         "embedding_cluster_mia": {"ae_epochs": 100, "kmeans_init": 3},
         "attribute_inference": {"walks_per_node": 5, "walk_length": 20,
                                 "max_walk_tokens": WALK_TOKENS},
-    }, "the default: every applicable attack at budgets sized for ~30 s on Cora"),
+    }, "the default: every applicable attack at budgets sized for ~30 s on Cora",
+        canaries=1000),
     "thorough": Suite("thorough", 2000, {
         "lira_mia": {"num_references": 16},
         "shadow_mia": {"num_shadows": 4},
         "linkteller": {"n_nodes": 500, "sampler": "auto"},
-    }, "attack defaults or more: more reference/shadow models and queries"),
+    }, "attack defaults or more: more reference/shadow models and queries", canaries=3000),
 }
 DEFAULT_SUITE = "standard"
 

@@ -181,8 +181,13 @@ class GAPModel(nn.Module):
     """Encoder, noisy aggregation and per-hop classifier in one module.
 
     ``forward(x, edge_index)`` runs all three (see the module docstring for how the noise is
-    seeded). ``embed`` returns ``[z, hidden, logits]``.
+    seeded). ``embed`` returns ``[z, hidden, logits]``; ``hidden`` (the layer that reads the
+    graph, through the noisy aggregates) is the declared embedding layer white-box attacks
+    read.
     """
+
+    #: Read by the target-model protocol with a forward hook (layer 0 of ``embeddings``).
+    embedding_layers = ("hidden_out",)
 
     def __init__(
         self, in_dim: int, out_dim: int, *, hidden: int = 16, encoder_layers: int = 2,
@@ -207,6 +212,10 @@ class GAPModel(nn.Module):
                               else nn.Identity())
         self.head = nn.Linear(hidden * (hops + 1), out_dim)
         self.dropout = float(dropout)
+        # Parameter-free tap on the classifier's hidden layer (the noisy aggregates after
+        # the per-hop layers), so white-box attacks read it as they read a GNN's hidden
+        # layers; it adds no state, so bundles saved before it load unchanged.
+        self.hidden_out = nn.Identity()
         self.sigma: torch.Tensor
         self.noise_seed: torch.Tensor
         self.register_buffer("sigma", torch.zeros((), dtype=torch.float64))
@@ -272,7 +281,7 @@ class GAPModel(nn.Module):
         parts = [lin(agg[:, k]) for k, lin in enumerate(self.base)]
         h = F.normalize(torch.cat(parts, dim=-1), dim=-1)
         h = self.bn(h)
-        return F.selu(F.dropout(h, self.dropout, self.training))
+        return self.hidden_out(F.selu(F.dropout(h, self.dropout, self.training)))
 
     def classify(self, agg: torch.Tensor) -> torch.Tensor:
         """Logits from cached aggregates."""
@@ -406,6 +415,10 @@ class _GAPBase(Defense):
                 select_on_val=True)
         model.eval()
         model.release_guard = self._guard(ledger, float(sigma), cfg)
+        # the target card names GAP's architecture, not the ArchitectureSpec it does not train
+        training["architecture"] = {"arch": self.name, "hidden": [cfg.hidden],
+                                    "encoder_layers": cfg.encoder_layers, "hops": cfg.hops,
+                                    "encoder_epochs": cfg.encoder_epochs, "epochs": cfg.epochs}
         return TrainedTarget(model=model, spec=spec, graph=graph, split=split, seed=seed,
                              ledger=ledger, training=training)
 

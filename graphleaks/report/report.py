@@ -119,7 +119,7 @@ class AuditReport:
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
-        from graphleaks.report.verdict import compute_verdict, verdict_dicts
+        from graphleaks.report.verdict import compute_verdict, verdict_dicts, verdict_notes
 
         ledger = self.ledger.to_dict()
         if self.serving is not None:
@@ -134,6 +134,7 @@ class AuditReport:
         d = json_safe(d)
         # the verdict is derived from the metrics; kept in the JSON for machines (CI, MLflow)
         d["verdict"] = verdict_dicts(compute_verdict(self))
+        d["verdict_notes"] = verdict_notes(self)
         return d
 
     def to_json(self) -> str:

@@ -22,6 +22,19 @@ its scores are informative but inverted or badly calibrated, which is never evid
 "no leak". A risk's level is the highest level among its attacks; if every attack of a risk
 is miscalibrated the risk is reported as miscalibrated.
 
+Each line is computed for the target in front of it. It states whether the target's privacy
+ledger covers the risk's unit (membership ↔ node, edges and reconstruction ↔ edge,
+attributes ↔ node_feature): covered at ε, not covered, or no ledger. The next step follows
+from that: a covered risk that still leaks gets a tighter ε of the same defense (never a
+weaker one) and the audited-ε check; an uncovered risk gets the defense whose unit covers it;
+a model trained outside graphleaks gets what applies to its own pipeline. A risk measured on
+an artefact other than the model (attribute inference on a simulated DeepWalk release of the
+graph) gets its own line naming that artefact, never the model's line. A target whose test
+accuracy is within :data:`UNINFORMATIVE_MARGIN` of the majority baseline, or whose best epoch
+is at most 1, opens the verdict with an ``uninformative`` line: its audit says little about a
+useful model. :func:`verdict_notes` lists every attack that was skipped or not graded, with
+a reason the user can act on.
+
 The verdict reads metrics already computed by :mod:`graphleaks.metrics`; it computes none.
 
 Example:
@@ -38,11 +51,19 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from graphleaks._display import fmt_figure as _f
-from graphleaks.report.records import AttackMetrics, MetricReading, Readings, decode_readings
+from graphleaks.privacy.ledger import PrivacyLedger
+from graphleaks.report.records import (
+    AttackMetrics,
+    CanaryAudit,
+    MetricReading,
+    Readings,
+    decode_readings,
+)
+from graphleaks.threat import ThreatModel
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
@@ -53,15 +74,48 @@ GAIN_THRESHOLDS: tuple[tuple[str, float], ...] = (("severe", 0.30), ("high", 0.1
                                                   ("low", 0.05))
 _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attributes",
                  "reconstruction": "reconstruction"}
-#: What to try when no sweep has been run: the defense whose privacy unit matches the risk.
+#: The graphleaks defense whose privacy unit covers each risk, for a risk the target's
+#: ledger leaves open.
 DEFENSE_ADVICE = {
     "membership": ("gap_ndp", "node-level DP"),
     "edges": ("gap_edp", "edge-level DP"),
     "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
 }
-#: Fewest positives and negatives an attack needs before the verdict grades it.
+#: The privacy unit whose guarantee bounds each risk.
+RISK_UNIT = {"membership": "node", "edges": "edge", "reconstruction": "edge",
+             "attributes": "node_feature"}
+#: Risk units each ledger unit covers (node-level DP covers a node's edges and features).
+LEDGER_COVERS = {
+    "node": ("node", "edge", "node_feature"),
+    "edge": ("edge",),
+    "node_feature": ("node_feature",),
+    "node_feature_and_label": ("node_feature",),
+    "node_label": (),
+    "none": (),
+}
+#: What a user's own pipeline can do per risk (a model trained outside graphleaks).
+PIPELINE_ADVICE = {
+    "membership": ("In your own training loop: DP-SGD with per-node gradient clipping and "
+                   "bounded-degree neighbour sampling (node-level DP, e.g. Opacus on the "
+                   "sampled computation graphs), or stronger regularisation and early "
+                   "stopping; then re-audit the retrained model."),
+    "edges": ("Edge-level DP needs a different training procedure (private aggregation): "
+              "retrain with graphleaks' GAP-EDP (graphleaks train --defense gap_edp --epsilon "
+              "4), or perturb the graph before your own training (EdgeRand, LapGraph); serve "
+              "logits only to trusted callers meanwhile."),
+    "reconstruction": ("The hidden layers encode the graph: do not expose them, or retrain with "
+                       "edge-level DP (graphleaks' GAP-EDP: graphleaks train --defense gap_edp "
+                       "--epsilon 4)."),
+    "attributes": ("Perturb node features locally before your own training (LPGNN's multi-bit "
+                   "mechanism), or drop features correlated with the sensitive attribute."),
+}
+#: Fewest positives and negatives an attack needs before the verdict grades it. LinkTeller's
+#: ``auto`` sampler sizes its sample to reach it (``attacks._pairs.MIN_GRADED_POSITIVES``,
+#: kept equal by a test: this module stays importable without torch).
 MIN_PER_SIDE = 10
+#: A target whose test accuracy is below the majority baseline plus this is uninformative.
+UNINFORMATIVE_MARGIN = 0.05
 _RANK = {"inconclusive": -2, "miscalibrated": -1, "none": 0, "low": 1, "high": 2, "severe": 3}
 
 
@@ -80,6 +134,42 @@ class GradedAttack(Protocol):
     def metrics(self) -> AttackMetrics:
         """Its typed metrics."""
 
+    @property
+    def threat_model(self) -> ThreatModel:
+        """The threat model it ran under."""
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """Its configuration as recorded."""
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """Its notes."""
+
+
+class GradedTarget(Protocol):
+    """What the verdict reads of the audited target (a report's ``TargetSummary``)."""
+
+    @property
+    def defense(self) -> str:
+        """The defense that trained it."""
+
+    @property
+    def dataset(self) -> Mapping[str, Any]:
+        """The dataset record."""
+
+    @property
+    def protocol(self) -> str:
+        """The training protocol."""
+
+    @property
+    def utility(self) -> Mapping[str, float]:
+        """Utility metrics."""
+
+    @property
+    def training(self) -> Mapping[str, Any]:
+        """The training record."""
+
 
 class GradedReport(Protocol):
     """What the verdict reads of a report (an ``AuditReport``; the verdict sits below it,
@@ -91,7 +181,19 @@ class GradedReport(Protocol):
 
     @property
     def config(self) -> Mapping[str, Any]:
-        """The audit's configuration (``sweep_rows`` is read from it)."""
+        """The audit's configuration (``sweep_rows`` and skipped attacks are read from it)."""
+
+    @property
+    def target(self) -> GradedTarget:
+        """The audited target."""
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The target's privacy ledger."""
+
+    @property
+    def canary_audits(self) -> Sequence[CanaryAudit]:
+        """Canary audits of the claimed ε."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +215,11 @@ class RiskVerdict:
             ``not assessed`` (no attack of this risk ran).
         attack: The strongest attack behind the level (None when not assessed).
         basis: The numbers that set the level.
-        advice: What to do next.
+        advice: What to do next, for this target.
+        coverage: Whether the target's ledger covers this risk's unit ("covered: edge unit
+            at ε = 1", "not covered: ...", "no ledger: ..."); "" for the target line.
+        artefact: What was attacked when it is not the model (e.g. "DeepWalk release of the
+            graph, not the model"); None for the model itself.
     """
 
     risk: str
@@ -121,11 +227,20 @@ class RiskVerdict:
     attack: str | None
     basis: str
     advice: str
+    coverage: str = ""
+    artefact: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The risk, with the artefact it was measured on when that is not the model."""
+        return f"{self.risk} ({self.artefact})" if self.artefact else self.risk
 
     def line(self) -> str:
         """The verdict as one plain-text line."""
-        who = f" ({self.attack}: {self.basis})" if self.attack else ""
-        return f"{self.risk}: {self.level.upper()}{who}. {self.advice}"
+        who = f" ({self.attack}: {self.basis})" if self.attack else (
+            f" ({self.basis})" if self.basis else "")
+        cov = f" [{self.coverage}]" if self.coverage else ""
+        return f"{self.label}: {self.level.upper()}{who}{cov}. {self.advice}"
 
 
 def risk_of(attack: str, task: str) -> str:
@@ -187,28 +302,137 @@ def _strength(readings: Readings) -> tuple[float, float]:
             _hi(readings.get("auc")) or _hi(readings.get("gain_over_baseline")) or 0.0)
 
 
+@dataclass(frozen=True)
+class TargetContext:
+    """What the verdict needs to know of the audited target.
+
+    Attributes:
+        origin: ``graphleaks`` (trained by graphleaks: a bundle, spec or train-here audit),
+            ``user`` (a model trained outside graphleaks) or ``scores`` (exported scores).
+        defense: The defense that trained it (``none``).
+        ledger_unit: The ledger's privacy unit (``none`` for a non-private target).
+        epsilon: The ledger's claimed ε (inf for none).
+        audited: Canary-audited ε lower bound per audited unit.
+        violations: Units whose audited ε exceeds the claimed ε.
+    """
+
+    origin: str = "graphleaks"
+    defense: str = "none"
+    ledger_unit: str = "none"
+    epsilon: float = math.inf
+    audited: Mapping[str, float] = field(default_factory=dict)
+    violations: frozenset[str] = frozenset()
+
+    @property
+    def private(self) -> bool:
+        """Whether the ledger states a finite ε for some unit."""
+        return self.ledger_unit != "none" and math.isfinite(self.epsilon)
+
+
+def target_origin(report: GradedReport) -> str:
+    """``scores``, ``user`` or ``graphleaks``: who trained the target (see TargetContext)."""
+    cfg = report.config
+    if "scores_only" in cfg or report.target.protocol == "scores_only":
+        return "scores"
+    if cfg.get("target_origin") == "user model":
+        return "user"
+    ds = report.target.dataset or {}
+    if ds.get("kind") == "user" and ds.get("name") == "user model":
+        return "user"  # reports written before the origin was recorded
+    return "graphleaks"
+
+
+def context_of(report: GradedReport) -> TargetContext:
+    """The :class:`TargetContext` of a report."""
+    led = report.ledger
+    private = led.status.value != "non_private" and math.isfinite(led.epsilon)
+    return TargetContext(
+        origin=target_origin(report), defense=report.target.defense,
+        ledger_unit=led.unit.value if private else "none",
+        epsilon=float(led.epsilon) if private else math.inf,
+        audited={c.unit: float(c.bound.epsilon_lb) for c in report.canary_audits},
+        violations=frozenset(c.unit for c in report.canary_audits if c.violation))
+
+
+def _coverage(risk: str, ctx: TargetContext, artefact: str | None) -> str:
+    if artefact is not None:
+        return ("not covered: measured on that release, which the model's ledger does not "
+                "describe")
+    if not ctx.private:
+        if ctx.origin == "user":
+            return "no ledger: a model trained outside graphleaks states no guarantee here"
+        if ctx.origin == "scores":
+            return "no ledger: scores only, the target's privacy claim is unknown"
+        return "no ledger: the target is not private"
+    unit = RISK_UNIT.get(risk, "node")
+    if unit in LEDGER_COVERS.get(ctx.ledger_unit, ()):
+        audited = ctx.audited.get(ctx.ledger_unit)
+        extra = f", audited ε ≥ {audited:.3g}" if audited is not None else ""
+        return f"covered: {ctx.ledger_unit} unit at ε = {ctx.epsilon:g}{extra}"
+    return (f"not covered: the ledger protects the {ctx.ledger_unit} unit, not the {unit} "
+            "unit")
+
+
+def _train_cmd(defense: str, epsilon: float) -> str:
+    return (f"graphleaks train --defense {defense} --epsilon {epsilon:g} --out model-dp, then "
+            "graphleaks audit --bundle model-dp")
+
+
 def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | None,
-            attacks_of_risk: set[str]) -> str:
+            attacks_of_risk: set[str], ctx: TargetContext | None = None,
+            artefact: str | None = None) -> str:
+    ctx = ctx or TargetContext()
     if level in ("none", "not assessed"):
         return "Nothing to do for this risk at this audit's budget."
     if level == "inconclusive":
         return ("Too few candidates to grade; re-run with --suite thorough (more nodes "
-                "sampled) or another attack of this risk.")
+                "sampled) or another attack of this risk (see the verdict notes).")
     if level == "miscalibrated":
         return ("Re-run with --suite thorough or another attack of this risk before "
                 "concluding anything.")
-    best = _best_sweep_row(sweep_rows or [], attacks_of_risk)
+    if artefact is not None:
+        return ("This leak comes from publishing node embeddings of the graph, not from the "
+                "model: do not publish them, or publish embeddings trained with DP, and audit "
+                "the published file with graphleaks audit-embeddings.")
+    best = _best_sweep_row(sweep_rows or [], attacks_of_risk, ctx)
     if best is not None:
         return best
+    none_graded = ("The sweep has no defended run of these attacks that could be graded "
+                   "(other than the applied defense at a weaker ε). " if sweep_rows else "")
+    if ctx.origin in ("user", "scores"):
+        return none_graded + PIPELINE_ADVICE.get(risk, PIPELINE_ADVICE["membership"])
     defense, what = DEFENSE_ADVICE.get(risk, ("gap_ndp", "DP"))
-    none_graded = ("The sweep has no defended run of these attacks that could be graded. "
-                   if sweep_rows else "")
-    return (f"{none_graded}Try {what}: graphleaks train --defense {defense} --epsilon 4 "
-            "--out model-dp, then graphleaks audit --bundle model-dp.")
+    unit = RISK_UNIT.get(risk, "node")
+    if ctx.private and unit in LEDGER_COVERS.get(ctx.ledger_unit, ()):
+        tighter = ctx.epsilon / 2
+        text = (f"{none_graded}The ledger covers this risk at ε = {ctx.epsilon:g}, yet it leaks "
+                f"at this level: retrain with a tighter budget, e.g. ε = {tighter:g} "
+                f"({_train_cmd(ctx.defense, tighter)})")
+        if ctx.ledger_unit in ctx.violations:
+            return text + (". First: the canary audit measured an ε above the claimed one, so "
+                           "the implementation or its accounting is at fault, not the budget.")
+        if ctx.ledger_unit in ctx.audited:
+            return text + (f"; the canary audit (audited ε ≥ {ctx.audited[ctx.ledger_unit]:.3g}) "
+                           "is consistent with the claim.")
+        return text + (f", and check the audited ε (--canary-audit {ctx.ledger_unit} when "
+                       "training here)." if ctx.ledger_unit in ("edge", "node") else ".")
+    if ctx.private:
+        eps = ctx.epsilon
+        if defense == ctx.defense:  # never the applied defense at a weaker budget
+            eps = ctx.epsilon / 2
+        cmd = _train_cmd(defense, eps)
+        return (f"{none_graded}{ctx.defense} protects the {ctx.ledger_unit} unit, which does "
+                f"not bound this risk: use {what}, whose unit covers it ({cmd}).")
+    return f"{none_graded}Try {what}: {_train_cmd(defense, 4.0)}."
 
 
-def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str | None:
-    """The defended sweep unit with the lowest level on ``attacks``, then the best utility."""
+def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str],
+                    ctx: TargetContext | None = None) -> str | None:
+    """The defended sweep unit with the lowest level on ``attacks``, then the best utility.
+
+    The applied defense at the target's ε or a weaker one (a larger ε) is never proposed.
+    """
+    ctx = ctx or TargetContext()
     base_util = [float(r["utility"]["test_accuracy"]) for r in rows
                  if r.get("defense") == "none" and (r.get("utility") or {}).get("test_accuracy")
                  is not None]
@@ -216,6 +440,10 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
     for r in rows:
         if r.get("defense") in (None, "none") or r.get("attack") not in attacks:
             continue
+        if ctx.private and r.get("defense") == ctx.defense:
+            eps = r.get("epsilon")
+            if not isinstance(eps, (int, float)) or float(eps) >= ctx.epsilon:
+                continue
         lv = attack_level(str(r["attack"]), decode_readings(r.get("metrics") or {},
                                                              "sweep row metrics"))
         if lv is None or _RANK[lv.level] < 0:
@@ -231,10 +459,51 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str]) -> str
     return best[2] if best else None
 
 
+def artefact_of(attack: str, outputs: Sequence[str], config: Mapping[str, Any]) -> str | None:
+    """What an attack measured when it is not the model, or None.
+
+    Attribute inference on released embeddings attacks a (simulated) DeepWalk or node2vec
+    release of the whole graph, which is the same whatever defense trained the model.
+    """
+    if "released_embeddings" in outputs:
+        embedder = str(config.get("embedder", "deepwalk"))
+        name = {"deepwalk": "DeepWalk", "node2vec": "node2vec"}.get(embedder, embedder)
+        return f"{name} release of the graph, not the model"
+    return None
+
+
+def uninformative_line(report: GradedReport) -> RiskVerdict | None:
+    """The verdict's first line for a target that learned too little to be worth auditing.
+
+    Uninformative: test accuracy below the majority baseline plus
+    :data:`UNINFORMATIVE_MARGIN`, or the best epoch at most 1. None otherwise (or when the
+    report lacks the figures).
+    """
+    u, tr = report.target.utility, report.target.training
+    why = []
+    acc, base = u.get("test_accuracy"), u.get("test_majority_baseline")
+    if isinstance(acc, (int, float)) and isinstance(base, (int, float)) \
+            and acc < base + UNINFORMATIVE_MARGIN:
+        why.append(f"test accuracy {acc:.3f} vs majority baseline {base:.3f} "
+                   f"(< baseline + {UNINFORMATIVE_MARGIN:g})")
+    best = tr.get("best_epoch", tr.get("classifier_best_epoch"))
+    if isinstance(best, int) and not isinstance(best, bool) and best <= 1:
+        why.append(f"best epoch {best}")
+    if not why:
+        return None
+    return RiskVerdict(
+        "target", "uninformative", None, "; ".join(why),
+        "The model learned little, so its audit says little about a useful model: fix "
+        "training first (hyperparameters, a larger ε, more epochs), then re-audit.")
+
+
 def compute_verdict(
     report: GradedReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
 ) -> list[RiskVerdict]:
-    """One :class:`RiskVerdict` per risk, in the order of :data:`RISKS`.
+    """One :class:`RiskVerdict` per risk, in the order of :data:`RISKS`, for this target.
+
+    An uninformative target's line comes first; a risk measured on another artefact than
+    the model (see :func:`artefact_of`) gets its own line after the model's.
 
     Args:
         report: The report.
@@ -245,34 +514,95 @@ def compute_verdict(
     """
     if sweep_rows is None:
         sweep_rows = report.config.get("sweep_rows")
-    return verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
-                      sweep_rows=sweep_rows)
+    artefacts = {a.attack: art for a in report.attacks
+                 if (art := artefact_of(a.attack, [o.value for o in a.threat_model.outputs],
+                                         a.config)) is not None}
+    lines = verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
+                       sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts)
+    first = uninformative_line(report)
+    return [first, *lines] if first is not None else lines
 
 
 def verdict_of(
     attacks: Sequence[tuple[str, str, Readings]], *,
     sweep_rows: Sequence[Mapping[str, Any]] | None = None,
+    context: TargetContext | None = None,
+    artefacts: Mapping[str, str] | None = None,
 ) -> list[RiskVerdict]:
-    """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`."""
-    by_risk: dict[str, list[tuple[AttackLevel, Readings]]] = {r: [] for r in RISKS}
+    """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`.
+
+    ``artefacts`` maps an attack to what it measured when that is not the model.
+    """
+    ctx = context or TargetContext()
+    artefacts = artefacts or {}
+    by_risk: dict[tuple[str, str | None], list[tuple[AttackLevel, Readings]]] = {
+        (r, None): [] for r in RISKS}
     for name, task, readings in attacks:
         lv = attack_level(name, readings)
         if lv is not None:
-            by_risk.setdefault(risk_of(lv.attack, task), []).append((lv, readings))
+            by_risk.setdefault((risk_of(lv.attack, task), artefacts.get(name)), []).append(
+                (lv, readings))
+    order = {r: i for i, r in enumerate(RISKS)}
     out: list[RiskVerdict] = []
-    for risk, items in by_risk.items():
+    for (risk, artefact), items in sorted(by_risk.items(), key=lambda kv: (
+            order.get(kv[0][0], len(order)), kv[0][1] is not None, kv[0][1] or "")):
         names = {lv.attack for lv, _ in items}
+        coverage = _coverage(risk, ctx, artefact)
         if not items:
-            out.append(RiskVerdict(risk, "not assessed", None, "",
-                                   "No attack of this risk ran (narrowed with --attack, or "
-                                   "the target does not expose what it needs)."))
+            elsewhere = sorted({lv.attack for (r, art), its in by_risk.items()
+                                if r == risk and art for lv, _ in its})
+            why = (f"No attack of the model's {risk} ran; {', '.join(elsewhere)} measured "
+                   "another artefact (its own line)." if elsewhere else
+                   "No attack of this risk ran (narrowed with --attack, or the target does "
+                   "not expose what it needs; the verdict notes say which were skipped and "
+                   "why).")
+            out.append(RiskVerdict(risk, "not assessed", None, "", why, coverage))
             continue
         graded = [(lv, a) for lv, a in items if _RANK[lv.level] >= 0]
         pool = graded or items
         lv, _ = max(pool, key=lambda p: (_RANK[p[0].level], _strength(p[1])))
         out.append(RiskVerdict(risk, lv.level, lv.attack, lv.basis,
-                               _advice(risk, lv.level, sweep_rows, names)))
+                               _advice(risk, lv.level, sweep_rows, names, ctx, artefact),
+                               coverage, artefact))
     return out
+
+
+def verdict_notes(report: GradedReport) -> list[str]:
+    """Every attack skipped or not graded, and the audited-ε status, with what to do.
+
+    Nothing is lost silently: an attack the target could not serve, a challenge too small
+    to grade, a miscalibrated attack and a defended target without a canary audit each get
+    a line.
+    """
+    notes = []
+    for name, why in (report.config.get("skipped_attacks") or {}).items():
+        notes.append(f"{name} was skipped: {why}")
+    for a in report.attacks:
+        lv = attack_level(a.attack, a.metrics.readings())
+        if lv is None:
+            notes.append(f"{a.attack} has no metric the verdict grades (see report.json)")
+        elif lv.level == "inconclusive":
+            sample = next((n for n in a.notes if n.startswith("node sampler")), "")
+            more = (" or raise its sample (--param linkteller.n_nodes=500)"
+                    if a.attack == "linkteller" else "")
+            notes.append(f"{a.attack} was not graded: {lv.basis}" + (
+                f"; {sample}" if sample else "") + f"; re-run with --suite thorough{more}")
+        elif lv.level == "miscalibrated":
+            notes.append(f"{a.attack} is miscalibrated ({lv.basis}); re-run with --suite "
+                         "thorough before reading it")
+    ctx = context_of(report)
+    skipped_canary = report.config.get("canary_audit_skipped")
+    if isinstance(skipped_canary, str):
+        notes.append(f"audited ε not measured: {skipped_canary}")
+    elif ctx.origin == "user":
+        notes.append("audited ε not measured: graphleaks cannot retrain a model from another "
+                     "pipeline with canaries; to check a DP claim, plant canaries in your own "
+                     "training run (the one-run protocol of graphleaks.audit.canary) or train "
+                     "the model here with graphleaks audit --defense ... --canary-audit edge")
+    elif ctx.origin == "scores":
+        notes.append("audited ε not measured: a scores-only audit cannot retrain the model; "
+                     "audit the model itself (--model) or train it here with --canary-audit")
+    return notes
 
 
 def compact_sweep_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -296,31 +626,61 @@ def verdict_dicts(verdict: Sequence[RiskVerdict]) -> list[dict[str, Any]]:
 
 def render_verdict_markdown(report: GradedReport) -> str:
     """The verdict as a Markdown section for the top of ``report.md``."""
-    lines = ["## Verdict", "", "| risk | level | strongest attack | basis | next step |",
-             "|---|---|---|---|---|"]
-    for v in compute_verdict(report):
-        lines.append(f"| {v.risk} | **{v.level}** | {v.attack or '–'} | {v.basis or '–'} | "
-                     f"{v.advice} |")
+    lines = ["## Verdict", ""]
+    verdict = compute_verdict(report)
+    if verdict and verdict[0].risk == "target":
+        first = verdict.pop(0)
+        lines += [f"**Uninformative target**: {first.basis}. {first.advice}", ""]
+    lines += ["| risk | level | strongest attack | basis | ledger | next step |",
+              "|---|---|---|---|---|---|"]
+    for v in verdict:
+        lines.append(f"| {v.label} | **{v.level}** | {v.attack or '–'} | {v.basis or '–'} | "
+                     f"{v.coverage or '–'} | {v.advice} |")
     lines += ["", "Levels use the upper 95% confidence bound of TPR@1%FPR and AUC (accuracy "
               "gain for attributes); thresholds are in the README.", ""]
+    lines += _audited_lines(report)
+    notes = verdict_notes(report)
+    if notes:
+        lines += ["Notes:", "", *(f"- {n}" for n in notes), ""]
     return "\n".join(lines)
 
 
+def _audited_lines(report: GradedReport) -> list[str]:
+    """Claimed beside audited ε, one line per canary audit."""
+    return [f"Claimed ε {a.claimed_epsilon:.3g} ({a.unit} unit) beside canary-audited ε ≥ "
+            f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries): "
+            + ("**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent")
+            + "." for a in report.canary_audits] + ([""] if report.canary_audits else [])
+
+
 _COLOURS = {"inconclusive": "warn", "none": "ok", "low": "warn", "high": "bad", "severe": "bad",
-            "miscalibrated": "warn", "not assessed": ""}
+            "miscalibrated": "warn", "not assessed": "", "uninformative": "warn"}
 
 
 def render_verdict_html(report: GradedReport) -> str:
     """The verdict as an HTML section for the top of ``report.html``."""
     e = html.escape
-    out = ['<h2>Verdict</h2><table><tr><th>risk</th><th>level</th><th>strongest attack</th>'
-           "<th>basis</th><th>next step</th></tr>"]
-    for v in compute_verdict(report):
-        out.append(f"<tr><td><b>{e(v.risk)}</b></td><td><span class=\"badge "
+    out = ["<h2>Verdict</h2>"]
+    verdict = compute_verdict(report)
+    if verdict and verdict[0].risk == "target":
+        first = verdict.pop(0)
+        out.append(f'<p><span class="badge warn">uninformative target</span> {e(first.basis)}. '
+                   f"{e(first.advice)}</p>")
+    out.append("<table><tr><th>risk</th><th>level</th><th>strongest attack</th>"
+               "<th>basis</th><th>ledger</th><th>next step</th></tr>")
+    for v in verdict:
+        out.append(f"<tr><td><b>{e(v.label)}</b></td><td><span class=\"badge "
                    f"{_COLOURS.get(v.level, '')}\">{e(v.level)}</span></td>"
                    f"<td>{e(v.attack or '–')}</td><td>{e(v.basis or '–')}</td>"
-                   f"<td>{e(v.advice)}</td></tr>")
+                   f"<td>{e(v.coverage or '–')}</td><td>{e(v.advice)}</td></tr>")
     out.append("</table><p class=\"sub\">Levels use the upper 95% confidence bound of "
                "TPR@1%FPR and AUC (accuracy gain over the majority baseline for attributes); "
                "thresholds are documented in the README.</p>")
+    audited = [x for x in _audited_lines(report) if x]
+    if audited:
+        out.append("<p>" + "<br>".join(e(x.replace("**", "")) for x in audited) + "</p>")
+    notes = verdict_notes(report)
+    if notes:
+        out.append("<p><b>Notes</b></p><ul>" + "".join(f"<li>{e(n)}</li>" for n in notes)
+                   + "</ul>")
     return "".join(out)

@@ -184,20 +184,40 @@ def test_named_graph_selects_its_table_and_the_record_says_so():
 
 
 @pytest.mark.parametrize("name", [None, "citeseer"])
-def test_fallback_is_explicit(name):
+def test_untuned_graph_gets_a_seeded_validation_search(name):
     from graphleaks.audit.runner import run_audit, train_target
     from graphleaks.data.synthetic import csbm
+    from graphleaks.defenses.lpgnn import SEARCH_LR, SEARCH_WEIGHT_DECAY, SEARCH_X_STEPS
     from graphleaks.report.markdown import render_markdown
 
     g = csbm(60, seed=0)
     if name is not None:
         g.name = name
     t = train_target(g, defense="lpgnn", seed=0, defense_params={"epochs": 2})
+    assert t.training["dataset_source"] == "search"
+    assert t.training["x_steps"] in SEARCH_X_STEPS and t.training["lr"] in SEARCH_LR
+    assert t.training["weight_decay"] in SEARCH_WEIGHT_DECAY
+    # pinned in the config, so the bundle rebuilds the searched model
+    assert t.defense_config["x_steps"] == t.training["x_steps"]
+    notes = [n for n in t.ledger.notes if "seeded validation search" in n]
+    assert len(notes) == 1 and "fell back to Cora's" not in " ".join(t.ledger.notes)
+    again = train_target(g, defense="lpgnn", seed=0, defense_params={"epochs": 2})
+    assert again.training == t.training  # seeded
+    report = run_audit(t, seed=0, n_bootstrap=5)
+    md = render_markdown(report)
+    assert "seeded validation search" in md
+    # the target card names LPGNN's architecture, not the unused GCN spec
+    assert report.target.architecture["arch"] == "lpgnn-sage" and "**LPGNN-SAGE**" in md
+
+
+def test_a_user_set_hyperparameter_keeps_the_explicit_fallback(tmp_path):
+    from graphleaks.audit.runner import train_target
+    from graphleaks.data.synthetic import csbm
+
+    t = train_target(csbm(60, seed=0), defense="lpgnn", seed=0,
+                     defense_params={"epochs": 2, "lr": 0.01})
     assert t.training["dataset_source"] == "fallback" and t.training["dataset"] == "cora"
-    notes = [n for n in t.ledger.notes if "fell back to Cora's" in n]
-    assert len(notes) == 1
-    md = render_markdown(run_audit(t, seed=0, n_bootstrap=5))
-    assert "fell back to Cora's" in md
+    assert len([n for n in t.ledger.notes if "fell back to Cora's" in n]) == 1
 
 
 def test_unknown_dataset_in_config_is_bad_input():

@@ -92,8 +92,25 @@ def test_too_few_candidates_are_inconclusive_and_do_not_set_the_level():
 
 
 def test_verdict_of_a_v1_report_is_the_one_it_recorded():
-    # the committed report was written by schema-1 graphleaks from its metrics dictionaries
+    # the committed report was written by schema-1 graphleaks from its metrics dictionaries:
+    # its levels, attacks and bases are derived again; the advice is now computed for the
+    # target (coverage, origin), and its one-epoch target is flagged first
     recorded = json.loads(V1.read_text())["verdict"]
-    # ... except that the advice now names the defense by its canonical (snake_case) name
-    recorded = json.loads(json.dumps(recorded).replace("--defense gap-ndp", "--defense gap_ndp"))
-    assert verdict_dicts(compute_verdict(load_report(V1))) == recorded
+    derived = verdict_dicts(compute_verdict(load_report(V1)))
+    assert derived[0]["risk"] == "target" and derived[0]["level"] == "uninformative"
+    keys = ("risk", "level", "attack", "basis")
+    # attribute inference attacked the simulated DeepWalk release: its own line, and the
+    # model's attributes line says that no attack of the model's attributes ran
+    model_attr, release_attr = (d for d in derived if d["risk"] == "attributes")
+    assert model_attr["level"] == "not assessed" and "attribute_inference" in model_attr["advice"]
+    assert release_attr["artefact"] == "DeepWalk release of the graph, not the model"
+    assert release_attr["coverage"].startswith("not covered")
+    kept = [d for d in derived[1:] if d is not model_attr]
+    assert [{k: d[k] for k in keys} for d in kept] == [{k: r[k] for k in keys} for r in recorded]
+    # an EdgeRand ε = 1 target: edges covered, membership not (node-level DP is advised at
+    # the same ε, never EdgeRand at a weaker one)
+    cov = {d["risk"]: d["coverage"] for d in kept if d is not release_attr}
+    assert cov["edges"] == "covered: edge unit at ε = 1"
+    assert cov["membership"].startswith("not covered: the ledger protects the edge unit")
+    membership = next(d for d in kept if d["risk"] == "membership")
+    assert "--defense gap_ndp --epsilon 1 " in membership["advice"]
