@@ -13,18 +13,18 @@ from typing import Annotated, Any
 import typer
 
 from graphleaks._outputs import REPORT, check_output_dir
-from graphleaks._params import architecture_owner, config_record
+from graphleaks._params import config_record
 from graphleaks._progress import progress_display
-from graphleaks.audit.report import write_report
-from graphleaks.audit.results_store import ResultsStore
-from graphleaks.audit.verdict import compact_sweep_rows
 from graphleaks.cli import options as o
 from graphleaks.cli._common import defense_params, resolve_cli_params
 from graphleaks.cli.options import want_progress  # noqa: F401 - its old home, for callers
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.verdict import compact_sweep_rows
+from graphleaks.report.writers import write_report
+from graphleaks.sweep.results_store import ResultsStore
 
-# The attacks, defenses, models and datasets import torch, so they are imported inside the
-# functions that run an audit: `graphleaks audit --help` stays torch-free.
+# The attacks, defenses, models, datasets and plug-in lookup import torch, so they are
+# imported inside the functions that run an audit: `graphleaks audit --help` stays torch-free.
 
 Bundle = Annotated[Path | None, typer.Option(
     "--bundle", help="Model bundle to audit (from graphleaks train). Without it a target is "
@@ -89,6 +89,7 @@ def run_target_audit(
     from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
     from graphleaks.bundles import load_bundle
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.plugins import architecture_owner
 
     the_suite = get_suite(budgets.suite)  # bad names fail before any work
     if bundle is not None:

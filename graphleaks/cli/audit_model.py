@@ -18,10 +18,10 @@ import typer
 
 from graphleaks._outputs import REPORT, check_output_dir
 from graphleaks._progress import progress_display
-from graphleaks.audit.report import write_report
 from graphleaks.cli import options as o
 from graphleaks.cli._common import params_as_run, resolve_cli_params
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.writers import write_report
 
 # The attacks, graph readers and model loaders import torch: imported inside run_model_audit
 # so that `graphleaks audit --help` stays torch-free.

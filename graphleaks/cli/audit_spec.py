@@ -14,10 +14,10 @@ import typer
 
 from graphleaks._outputs import REPORT, check_output_dir
 from graphleaks._progress import progress_display
-from graphleaks.audit.report import write_report
 from graphleaks.audit.spec import load_spec, run_spec
 from graphleaks.cli import options as o
 from graphleaks.cli._common import check_audit_options
+from graphleaks.report.writers import write_report
 
 # graphleaks.audit.spec imports torch only inside run_spec: imported here at the top.
 

@@ -23,21 +23,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from graphleaks._params import check_used
 from graphleaks._validation import validate
 from graphleaks.audit.tracking import MlflowTracker
-from graphleaks.audit.verdict import compute_verdict
 from graphleaks.cli._common import check_audit_options, load_graph, setup_logging
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.verdict import compute_verdict
 
-# The registries of attacks and defenses, and the canary audit, import torch: imported inside
-# the methods that need them, so that `graphleaks audit --help` stays torch-free.
+# The registries of attacks and defenses, plug-in lookup and the canary audit import torch:
+# imported inside the methods that need them, so that `graphleaks audit --help` stays
+# torch-free.
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
 
-    from graphleaks.audit.report import AuditReport
     from graphleaks.data.ref import DatasetRef
+    from graphleaks.report.report import AuditReport
 
 # Help panels: ``--help`` lists each command's options under these headings.
 GRAPH = "Graph"
@@ -261,6 +261,7 @@ class DefenseChoice(_Given):
             InvalidConfigError: For a value the defense does not accept, or one it ignores.
         """
         from graphleaks.defenses import registry as defenses
+        from graphleaks.plugins import check_used
 
         defense_obj = defenses.get(self.name)(**params)
         validate(defense_obj.config, type(defense_obj).__name__)

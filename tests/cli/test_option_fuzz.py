@@ -81,8 +81,8 @@ def f(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
 
     import torch
 
-    from graphleaks.audit.results_store import ResultsStore
     from graphleaks.data.synthetic import csbm
+    from graphleaks.sweep.results_store import ResultsStore
 
     d = tmp_path_factory.mktemp("fuzz")
     g = csbm(120, num_classes=3, num_features=8, seed=0)
