@@ -51,6 +51,7 @@ def main() -> None:
     ap.add_argument("--propagation", type=int, default=None)
     ap.add_argument("--weight-decay", type=float, default=None)
     ap.add_argument("--edge-dropout", type=float, default=None)
+    ap.add_argument("--teleport", type=float, default=None)
     ap.add_argument("--non-member-sampling", default="uniform")
     args = ap.parse_args()
     g = load_dataset(args.dataset, data_root=args.data_root)
@@ -60,6 +61,7 @@ def main() -> None:
         "patience": args.patience, "lr": args.lr, "negatives_per_positive": args.negatives,
         "embedding_norm": args.embedding_norm, "propagation": args.propagation,
         "weight_decay": args.weight_decay, "edge_dropout": args.edge_dropout,
+        "teleport": args.teleport,
     }.items() if v is not None}
     spec = LinkPredictorSpec(encoder=args.encoder, decoder=args.decoder,
                              variational=args.variational, **over)

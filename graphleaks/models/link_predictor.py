@@ -54,6 +54,8 @@ from graphleaks.seeding import derive_seed, torch_seeded
 
 ENCODERS = ("gcn", "sage", "gat", "mlp")
 DECODERS = ("dot", "mlp")
+#: Pairs decoded at once in training and scoring: bounds the gathered endpoint rows.
+PAIR_CHUNK = 1 << 18
 #: The name of the final node-embedding tap (see :attr:`LinkPredictor.embedding_layers`).
 EMBEDDING_LAYER = "embedding"
 
@@ -87,6 +89,10 @@ class LinkPredictorSpec:
         propagation: Parameter-free GCN propagation steps (``Â h``, the GCN's normalised
             adjacency with self-loops) applied after the encoder: a wider receptive field
             without more weights. 0 disables it.
+        teleport: Restart probability α of the propagation: each step is
+            ``(1 − α) Â h + α h₀`` (APPNP, Gasteiger et al. 2019,
+            https://arxiv.org/abs/1810.05997), so a node keeps part of its own embedding
+            however many steps run. 0 is plain ``Â h``.
         edge_dropout: Fraction of the member edges left out of the message-passing graph
             in each training epoch (a fresh seeded draw each time); they stay loss
             positives. The model then learns to score edges it cannot see, as it must for
@@ -109,6 +115,7 @@ class LinkPredictorSpec:
     embedding_norm: float = field(default=0.0, metadata={"range": (0.0, 1000.0)})
     propagation: int = field(default=0, metadata={"range": (0, 64)})
     edge_dropout: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
+    teleport: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
 
     def check(self) -> None:
         """Cross-field rule: hidden widths are positive integers."""
@@ -190,8 +197,11 @@ class LinkPredictor(nn.Module):
         mu = h[:, :d]
         if self.spec.embedding_norm > 0:
             mu = F.normalize(mu, dim=1) * self.spec.embedding_norm
+        alpha, h0 = self.spec.teleport, mu
         for _ in range(self.spec.propagation):
             mu = self._adjacency(edge_index, mu)
+            if alpha > 0:
+                mu = (1 - alpha) * mu + alpha * h0
         if not self.spec.variational:
             return mu, None
         # clamped as PyG's VGAE does: exp of an unbounded log-std overflows early in training
@@ -262,7 +272,11 @@ def link_scores(model: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     """The model's logits for ``pairs`` in eval mode, as a float64 numpy array."""
     model.eval()
     p = torch.as_tensor(np.asarray(pairs, dtype=np.int64)).reshape(-1, 2).to(x.device)
-    return model(x, edge_index, p).detach().cpu().double().numpy()
+    if p.shape[0] <= PAIR_CHUNK or not isinstance(model, LinkPredictor):
+        return model(x, edge_index, p).detach().cpu().double().numpy()
+    z = model.encode(x, edge_index)  # once, then the pairs chunk by chunk
+    return torch.cat([model.decode(z, p[i:i + PAIR_CHUNK])
+                      for i in range(0, len(p), PAIR_CHUNK)]).cpu().double().numpy()
 
 
 def held_out_link_auc(model: nn.Module, x: torch.Tensor, split: EdgeMembershipSplit) -> float:
@@ -277,6 +291,7 @@ def train_link_predictor(
     model: LinkPredictor, x: torch.Tensor, split: EdgeMembershipSplit, *, lr: float,
     weight_decay: float, epochs: int, patience: int, seed: int,
     negatives_per_positive: int = 1, edge_dropout: float = 0.0, show_progress: bool = False,
+    pair_chunk: int = PAIR_CHUNK,
 ) -> LinkTrainingLog:
     """Train full-batch on the member edges; keep the weights of the best validation epoch.
 
@@ -298,6 +313,7 @@ def train_link_predictor(
         negatives_per_positive: Negatives per member edge and epoch.
         edge_dropout: Fraction of member edges left out of each epoch's message passing.
         show_progress: Progress bar on stderr.
+        pair_chunk: Pairs decoded at once (memory only; results equal up to rounding).
 
     Returns:
         A :class:`LinkTrainingLog`.
@@ -328,13 +344,14 @@ def train_link_predictor(
             graph = mp if edge_dropout == 0 else _dropped_graph(pos, edge_dropout, drop_rng)
             mu, logstd = model.encode_distribution(x, graph)
             z = mu if logstd is None else mu + torch.randn_like(mu) * logstd.exp()
-            loss = F.binary_cross_entropy_with_logits(model.decode(model.embedding(z), pairs),
-                                                      target)
+            z = model.embedding(z)
+            # d(loss)/dz through the decoder, chunk by chunk; then one pass through the encoder
+            surrogate = (z * _decoder_gradient(model, z, pairs, target, pair_chunk)).sum()
             if logstd is not None:
                 kl = -0.5 * torch.mean(torch.sum(
                     1 + 2 * logstd - mu ** 2 - logstd.exp() ** 2, dim=1))
-                loss = loss + kl / x.shape[0]
-            loss.backward()
+                surrogate = surrogate + kl / x.shape[0]
+            surrogate.backward()
             opt.step()
             if not has_val:
                 continue
@@ -349,6 +366,24 @@ def train_link_predictor(
     model.eval()
     return LinkTrainingLog(epochs_run=epoch, best_epoch=best_epoch or epoch,
                            best_val_auc=best_auc if has_val else None)
+
+
+def _decoder_gradient(model: LinkPredictor, z: torch.Tensor, pairs: torch.Tensor,
+                      target: torch.Tensor, chunk: int) -> torch.Tensor:
+    """The mean BCE's gradient with respect to ``z``, decoding ``chunk`` pairs at a time.
+
+    Accumulated on a detached copy of ``z`` (the decoder's own parameters get their
+    gradients on the way); the caller sends it through the encoder once. Memory is
+    O(N·d + chunk·d) instead of O(pairs·d): 10M member edges would otherwise gather tens of
+    GB of endpoint rows. The result equals the one-shot loss's gradient up to rounding.
+    """
+    zd = z.detach().requires_grad_()
+    for start in range(0, len(pairs), chunk):
+        sl = slice(start, start + chunk)
+        F.binary_cross_entropy_with_logits(model.decode(zd, pairs[sl]), target[sl],
+                                           reduction="sum").div(len(pairs)).backward()
+    assert zd.grad is not None
+    return zd.grad
 
 
 def _dropped_graph(members: torch.Tensor, rate: float, rng: np.random.Generator) -> torch.Tensor:

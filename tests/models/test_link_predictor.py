@@ -96,8 +96,14 @@ def test_propagation_and_norm_change_the_embeddings(homophilous) -> None:
     hop.load_state_dict(plain.state_dict())
     with torch.no_grad():
         z0, z1 = plain.encode(g.x, ei), hop.encode(g.x, ei)
-    # one propagation step mixes a node with its neighbours: an isolated node keeps its own
+    # one propagation step mixes a node with its neighbours
     assert not torch.allclose(z0, z1)
+    # teleport 0.999: every step restarts (almost) at the encoder output
+    stay = LinkPredictor(g.x.shape[1], LinkPredictorSpec(propagation=5, teleport=0.999,
+                                                         **base)).eval()
+    stay.load_state_dict(plain.state_dict())
+    with torch.no_grad():
+        torch.testing.assert_close(stay.encode(g.x, ei), z0, atol=1e-2, rtol=1e-2)
 
 
 def test_training_is_seeded_and_leaves_global_rng_alone(homophilous) -> None:
@@ -197,3 +203,19 @@ def test_edge_dropout_hides_members_from_message_passing_only_in_training(homoph
     assert np.array_equal(link_scores(a, g.x, ei, split.held_out_edges),
                           link_scores(b, g.x, ei, split.held_out_edges))
     assert held_out_link_auc(a, g.x, split) > 0.75
+
+
+def test_chunked_decoding_gives_the_one_shot_gradient(homophilous) -> None:
+    """Training decodes pairs in chunks (memory); the weights match one-shot decoding."""
+    from graphleaks.models.link_predictor import train_link_predictor
+
+    g, split = homophilous
+    spec = LinkPredictorSpec(hidden=(16,), embedding_dim=8, dropout=0.0)
+    models = []
+    for chunk in (10**9, 37):
+        torch.manual_seed(0)
+        model = LinkPredictor(g.x.shape[1], spec)
+        train_link_predictor(model, g.x, split, lr=0.01, weight_decay=0.0, epochs=5,
+                             patience=0, seed=0, pair_chunk=chunk)
+        models.append(torch.cat([p.detach().ravel() for p in model.parameters()]))
+    torch.testing.assert_close(models[0], models[1], rtol=1e-4, atol=1e-5)
