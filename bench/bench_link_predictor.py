@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--weight-decay", type=float, default=None)
     ap.add_argument("--edge-dropout", type=float, default=None)
     ap.add_argument("--teleport", type=float, default=None)
+    ap.add_argument("--input-dropout", type=float, default=None)
+    ap.add_argument("--dot-bias", action="store_true")
     ap.add_argument("--non-member-sampling", default="uniform")
     args = ap.parse_args()
     g = load_dataset(args.dataset, data_root=args.data_root)
@@ -61,8 +63,10 @@ def main() -> None:
         "patience": args.patience, "lr": args.lr, "negatives_per_positive": args.negatives,
         "embedding_norm": args.embedding_norm, "propagation": args.propagation,
         "weight_decay": args.weight_decay, "edge_dropout": args.edge_dropout,
-        "teleport": args.teleport,
+        "teleport": args.teleport, "input_dropout": args.input_dropout,
     }.items() if v is not None}
+    if args.dot_bias:
+        over["dot_bias"] = True
     spec = LinkPredictorSpec(encoder=args.encoder, decoder=args.decoder,
                              variational=args.variational, **over)
     aucs = []

@@ -93,6 +93,10 @@ class LinkPredictorSpec:
             ``(1 − α) Â h + α h₀`` (APPNP, Gasteiger et al. 2019,
             https://arxiv.org/abs/1810.05997), so a node keeps part of its own embedding
             however many steps run. 0 is plain ``Â h``.
+        input_dropout: Dropout probability on the node features (training only); the
+            encoder's own ``dropout`` acts between its layers.
+        dot_bias: A learned bias on the dot decoder's logits (training dynamics only; the
+            ranking of pairs does not depend on it).
         edge_dropout: Fraction of the member edges left out of the message-passing graph
             in each training epoch (a fresh seeded draw each time); they stay loss
             positives. The model then learns to score edges it cannot see, as it must for
@@ -116,6 +120,8 @@ class LinkPredictorSpec:
     propagation: int = field(default=0, metadata={"range": (0, 64)})
     edge_dropout: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
     teleport: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
+    input_dropout: float = field(default=0.0, metadata={"range": (0.0, 1.0), "closed": "left"})
+    dot_bias: bool = False
 
     def check(self) -> None:
         """Cross-field rule: hidden widths are positive integers."""
@@ -140,11 +146,20 @@ class LinkPredictorSpec:
 
 
 class DotDecoder(nn.Module):
-    """``⟨z_u, z_v⟩``: the GAE decoder (no parameters)."""
+    """``⟨z_u, z_v⟩ (+ b)``: the GAE decoder, optionally with a learned bias ``b``.
+
+    The bias leaves the ranking of pairs unchanged; it changes training only: without it a
+    non-edge must get a negative inner product, with it an orthogonal pair can score low.
+    """
+
+    def __init__(self, bias: bool = False) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.zeros(())) if bias else None
 
     def forward(self, z: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
         """One logit per row of ``pairs`` (``[P, 2]``)."""
-        return (z[pairs[:, 0]] * z[pairs[:, 1]]).sum(dim=-1)
+        out = (z[pairs[:, 0]] * z[pairs[:, 1]]).sum(dim=-1)
+        return out if self.bias is None else out + self.bias
 
 
 class MLPDecoder(nn.Module):
@@ -180,7 +195,7 @@ class LinkPredictor(nn.Module):
         self.encoder = GNN(in_dim, out, spec.encoder_spec())
         self.embedding = nn.Identity()
         self._adjacency = _NormalizedAdjacency()
-        self.decoder: nn.Module = (DotDecoder() if spec.decoder == "dot" else
+        self.decoder: nn.Module = (DotDecoder(spec.dot_bias) if spec.decoder == "dot" else
                                    MLPDecoder(spec.embedding_dim, spec.decoder_hidden,
                                               spec.dropout))
 
@@ -192,6 +207,8 @@ class LinkPredictor(nn.Module):
     def encode_distribution(self, x: torch.Tensor, edge_index: torch.Tensor
                             ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Embedding means and (VGAE only) log-stds, before the ``embedding`` tap."""
+        if self.spec.input_dropout > 0:
+            x = F.dropout(x, p=self.spec.input_dropout, training=self.training)
         h = self.encoder(x, edge_index)
         d = self.spec.embedding_dim
         mu = h[:, :d]
