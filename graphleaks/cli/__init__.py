@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 from graphleaks.cli import audit as _audit
 from graphleaks.cli import check as _check
 from graphleaks.cli import embed as _embed
+from graphleaks.cli import export as _export
 from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
 from graphleaks.cli import sweep as _sweep
@@ -126,6 +127,7 @@ register("audit-embeddings", _embed.audit_embeddings_cmd)
 register("check", _check.check)
 register("sweep", _sweep.sweep)
 register("results", _results.results)
+register("export", _export.export)
 
 
 def main() -> None:
