@@ -76,3 +76,17 @@ def test_markdown_and_html_reports_carry_the_table():
     assert "<h2>Controls</h2>" in page
     for c in CONTROLS:
         assert c.url in page and c.ref in page
+
+
+def test_the_readme_table_is_this_mapping():
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Evidence for auditors"):readme.index("## Python API")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] not in ("control", "---"):
+            rows[cells[0]] = cells[1]
+    assert len(rows) == len(CONTROLS)
+    for c in CONTROLS:
+        (tasks,) = [t for label, t in rows.items() if label.startswith(c.label)]
+        assert tasks == (", ".join(c.tasks) or "none"), c.label
