@@ -8,7 +8,10 @@ validation AUC, epochs, wall and process CPU seconds.
 Usage (from the repository root)::
 
     python bench/bench_link_predictor.py [--dataset cora] [--seeds 0 1 2] [--encoder gcn]
-        [--decoder dot] [--hidden 256] [--embedding-dim 128] [--epochs 300] [--lr 0.01]
+        [--gae] [--decoder dot] [--hidden 256] [--embedding-dim 128] [--epochs 300] ...
+
+Without options it trains ``LinkPredictorSpec()`` (the defaults); ``--gae`` starts from the
+classic two-layer GCN GAE; every other option overrides one field.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ def main() -> None:
     ap.add_argument("--dataset", default="cora")
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--encoder", default="gcn")
-    ap.add_argument("--decoder", default="dot")
+    ap.add_argument("--encoder", default=None)
+    ap.add_argument("--decoder", default=None)
+    ap.add_argument("--gae", action="store_true", help="start from LinkPredictorSpec.gae()")
     ap.add_argument("--variational", action="store_true")
     ap.add_argument("--hidden", type=int, nargs="*", default=None)
     ap.add_argument("--embedding-dim", type=int, default=None)
@@ -67,8 +71,11 @@ def main() -> None:
     }.items() if v is not None}
     if args.dot_bias:
         over["dot_bias"] = True
-    spec = LinkPredictorSpec(encoder=args.encoder, decoder=args.decoder,
-                             variational=args.variational, **over)
+    if args.variational:
+        over["variational"] = True
+    over.update({k: v for k, v in (("encoder", args.encoder), ("decoder", args.decoder))
+                 if v is not None})
+    spec = LinkPredictorSpec.gae(**over) if args.gae else LinkPredictorSpec(**over)
     aucs = []
     for seed in args.seeds:
         split = EdgeMembershipSplit.draw(

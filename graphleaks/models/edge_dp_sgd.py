@@ -31,7 +31,8 @@ Example:
     >>> from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec
     >>> g = tiny_graph()
     >>> split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)
-    >>> model = LinkPredictor(8, LinkPredictorSpec(encoder="mlp", hidden=(), embedding_dim=8))
+    >>> spec = LinkPredictorSpec.gae(encoder="mlp", hidden=(), embedding_dim=8)
+    >>> model = LinkPredictor(8, spec)
     >>> plan = DPSGDPlan(num_samples=len(split.members), batch_size=32, epochs=2)
     >>> run = train_edge_dp_sgd(model, g.x, split, plan=plan, lr=0.01, noise_multiplier=1.0,
     ...                         max_grad_norm=1.0, seed=0)

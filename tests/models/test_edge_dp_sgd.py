@@ -23,7 +23,7 @@ from graphleaks.models.edge_dp_sgd import (
 from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec, held_out_link_auc
 from graphleaks.privacy.accounting import epsilon
 
-EDGE_FREE = LinkPredictorSpec(encoder="mlp", hidden=(), embedding_dim=16)
+EDGE_FREE = LinkPredictorSpec.gae(encoder="mlp", hidden=(), embedding_dim=16)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def _model(spec: LinkPredictorSpec = EDGE_FREE, seed: int = 0) -> LinkPredictor:
 ])
 def test_models_that_read_edges_are_refused(setting, bad) -> None:
     g, split = setting
-    model = _model(LinkPredictorSpec(**{**{"hidden": (), "embedding_dim": 8}, **bad}))
+    model = _model(LinkPredictorSpec.gae(**{"hidden": (), "embedding_dim": 8, **bad}))
     plan = DPSGDPlan(len(split.members), 16, 1)
     with pytest.raises(InvalidConfigError, match="per-edge DP-SGD"):
         train_edge_dp_sgd(model, g.x, split, plan=plan, lr=0.01, noise_multiplier=1.0,
@@ -117,7 +117,7 @@ def test_learns_with_modest_noise_and_not_under_heavy_noise() -> None:
     split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes,
                                      EdgeSplitConfig(test_frac=0.15), seed=0)
     plan = DPSGDPlan(len(split.members), 128, 20)
-    spec = LinkPredictorSpec(encoder="mlp", hidden=(), embedding_dim=16)
+    spec = LinkPredictorSpec.gae(encoder="mlp", hidden=(), embedding_dim=16)
 
     def run(noise: float | None) -> float:
         torch.manual_seed(0)

@@ -39,15 +39,23 @@ def homophilous():
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_every_encoder_and_decoder_learns_links(homophilous, encoder, decoder) -> None:
     g, split = homophilous
-    spec = LinkPredictorSpec(encoder=encoder, decoder=decoder, heads=2, **SMALL)
+    spec = LinkPredictorSpec.gae(encoder=encoder, decoder=decoder, heads=2, **SMALL)
     model, log = fit_link_predictor(g.x, split, spec, seed=0)
     assert held_out_link_auc(model, g.x, split) > 0.75
     assert log.best_val_auc is not None and 1 <= log.best_epoch <= log.epochs_run
 
 
+def test_the_default_spec_learns_links(homophilous) -> None:
+    g, split = homophilous
+    spec = LinkPredictorSpec(epochs=60, patience=20)
+    model, _ = fit_link_predictor(g.x, split, spec, seed=0)
+    assert held_out_link_auc(model, g.x, split) > 0.75
+    assert model.embedding_layers == (EMBEDDING_LAYER,)  # a linear encoder: no hidden layer
+
+
 def test_vgae_scores_with_the_mean_and_learns(homophilous) -> None:
     g, split = homophilous
-    spec = LinkPredictorSpec(variational=True, dropout=0.0, **SMALL)
+    spec = LinkPredictorSpec.gae(variational=True, **SMALL)
     model, _ = fit_link_predictor(g.x, split, spec, seed=0)
     ei = split.inference_edge_index()
     a = link_scores(model, g.x, ei, split.held_out_edges)
@@ -59,7 +67,7 @@ def test_vgae_scores_with_the_mean_and_learns(homophilous) -> None:
 def test_scores_are_symmetric_in_the_endpoints(homophilous) -> None:
     g, split = homophilous
     for decoder in DECODERS:
-        model = LinkPredictor(g.x.shape[1], LinkPredictorSpec(decoder=decoder, **SMALL)).eval()
+        model = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(decoder=decoder, **SMALL)).eval()
         pairs = torch.as_tensor(split.held_out_edges)
         with torch.no_grad():
             fwd = model(g.x, split.inference_edge_index(), pairs)
@@ -69,7 +77,7 @@ def test_scores_are_symmetric_in_the_endpoints(homophilous) -> None:
 
 def test_named_embedding_layers_can_be_read_with_hooks(homophilous) -> None:
     g, split = homophilous
-    model = LinkPredictor(g.x.shape[1], LinkPredictorSpec(hidden=(12,), embedding_dim=6)).eval()
+    model = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(hidden=(12,), embedding_dim=6)).eval()
     assert model.embedding_layers == ("encoder.hidden_out.0", EMBEDDING_LAYER)
     seen: dict[str, torch.Tensor] = {}
     modules = dict(model.named_modules())
@@ -86,20 +94,20 @@ def test_propagation_and_norm_change_the_embeddings(homophilous) -> None:
     ei = split.inference_edge_index()
     base = dict(hidden=(), embedding_dim=8)
     torch.manual_seed(0)
-    plain = LinkPredictor(g.x.shape[1], LinkPredictorSpec(**base)).eval()
-    normed = LinkPredictor(g.x.shape[1], LinkPredictorSpec(embedding_norm=2.0, **base)).eval()
+    plain = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(**base)).eval()
+    normed = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(embedding_norm=2.0, **base)).eval()
     normed.load_state_dict(plain.state_dict())
     with torch.no_grad():
         z = normed.encode(g.x, ei)
     torch.testing.assert_close(z.norm(dim=1), torch.full((g.num_nodes,), 2.0))
-    hop = LinkPredictor(g.x.shape[1], LinkPredictorSpec(propagation=1, **base)).eval()
+    hop = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(propagation=1, **base)).eval()
     hop.load_state_dict(plain.state_dict())
     with torch.no_grad():
         z0, z1 = plain.encode(g.x, ei), hop.encode(g.x, ei)
     # one propagation step mixes a node with its neighbours
     assert not torch.allclose(z0, z1)
     # teleport 0.999: every step restarts (almost) at the encoder output
-    stay = LinkPredictor(g.x.shape[1], LinkPredictorSpec(propagation=5, teleport=0.999,
+    stay = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(propagation=5, teleport=0.999,
                                                          **base)).eval()
     stay.load_state_dict(plain.state_dict())
     with torch.no_grad():
@@ -108,7 +116,7 @@ def test_propagation_and_norm_change_the_embeddings(homophilous) -> None:
 
 def test_training_is_seeded_and_leaves_global_rng_alone(homophilous) -> None:
     g, split = homophilous
-    spec = LinkPredictorSpec(epochs=15, patience=0, hidden=(16,), embedding_dim=8)
+    spec = LinkPredictorSpec.gae(epochs=15, patience=0, hidden=(16,), embedding_dim=8)
     torch.manual_seed(123)
     state, np_state = torch.get_rng_state(), np.random.get_state()[1].copy()
     a, _ = fit_link_predictor(g.x, split, spec, seed=7)
@@ -124,7 +132,7 @@ def test_training_is_seeded_and_leaves_global_rng_alone(homophilous) -> None:
 
 def test_early_stopping_keeps_the_best_validation_epoch(homophilous) -> None:
     g, split = homophilous
-    spec = LinkPredictorSpec(hidden=(16,), embedding_dim=16, epochs=400, patience=10, lr=0.05)
+    spec = LinkPredictorSpec.gae(hidden=(16,), embedding_dim=16, epochs=400, patience=10, lr=0.05)
     model, log = fit_link_predictor(g.x, split, spec, seed=0)
     assert log.epochs_run < 400 and log.epochs_run - log.best_epoch == 10
     val = np.concatenate([split.val_edges, split.val_non_edges])
@@ -152,13 +160,14 @@ def test_inductive_training_never_touches_held_out_nodes() -> None:
     split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0)
     pool = split.training_nodes()
     assert pool is not None and not np.isin(split.held_out_nodes, pool).any()
-    model, _ = fit_link_predictor(g.x, split, LinkPredictorSpec(**SMALL), seed=0)
+    model, _ = fit_link_predictor(g.x, split, LinkPredictorSpec.gae(**SMALL), seed=0)
     assert 0.0 <= held_out_link_auc(model, g.x, split) <= 1.0
 
 
 @pytest.mark.parametrize("bad", [
     {"hidden": (0,)}, {"encoder": "gin"}, {"decoder": "bilinear"}, {"embedding_dim": 0},
     {"dropout": 1.0}, {"propagation": -1}, {"negatives_per_positive": 0},
+    {"input_dropout": 1.0}, {"edge_dropout": -0.1}, {"teleport": 1.0}, {"dot_bias": "yes"},
 ])
 def test_bad_spec_is_refused(homophilous, bad) -> None:
     g, split = homophilous
@@ -168,7 +177,7 @@ def test_bad_spec_is_refused(homophilous, bad) -> None:
 
 def test_pairs_must_be_two_columns(homophilous) -> None:
     g, split = homophilous
-    model = LinkPredictor(g.x.shape[1], LinkPredictorSpec(**SMALL))
+    model = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(**SMALL))
     with pytest.raises(ValueError, match=r"\[P, 2\]"):
         model(g.x, split.inference_edge_index(), torch.tensor([0, 1, 2]))
 
@@ -196,7 +205,7 @@ def test_edge_dropout_hides_members_from_message_passing_only_in_training(homoph
     assert 0.6 * len(members) < kept < 0.8 * len(members)
     assert contains(np.sort(pair_keys(split.members, g.num_nodes)),
                     pair_keys(graph.t().numpy(), g.num_nodes)).all()
-    spec = LinkPredictorSpec(edge_dropout=0.3, **SMALL)
+    spec = LinkPredictorSpec.gae(edge_dropout=0.3, **SMALL)
     a, log = fit_link_predictor(g.x, split, spec, seed=0)
     b, _ = fit_link_predictor(g.x, split, spec, seed=0)
     ei = split.inference_edge_index()
@@ -210,7 +219,7 @@ def test_chunked_decoding_gives_the_one_shot_gradient(homophilous) -> None:
     from graphleaks.models.link_predictor import train_link_predictor
 
     g, split = homophilous
-    spec = LinkPredictorSpec(hidden=(16,), embedding_dim=8, dropout=0.0)
+    spec = LinkPredictorSpec.gae(hidden=(16,), embedding_dim=8, dropout=0.0)
     models = []
     for chunk in (10**9, 37):
         torch.manual_seed(0)
@@ -219,3 +228,15 @@ def test_chunked_decoding_gives_the_one_shot_gradient(homophilous) -> None:
                              patience=0, seed=0, pair_chunk=chunk)
         models.append(torch.cat([p.detach().ravel() for p in model.parameters()]))
     torch.testing.assert_close(models[0], models[1], rtol=1e-4, atol=1e-5)
+
+
+def test_dot_bias_shifts_every_score_alike(homophilous) -> None:
+    g, split = homophilous
+    torch.manual_seed(0)
+    plain = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(**SMALL)).eval()
+    biased = LinkPredictor(g.x.shape[1], LinkPredictorSpec.gae(dot_bias=True, **SMALL)).eval()
+    state = dict(plain.state_dict(), **{"decoder.bias": torch.tensor(1.5)})
+    biased.load_state_dict(state)
+    ei, pairs = split.inference_edge_index(), split.held_out_edges
+    np.testing.assert_allclose(link_scores(biased, g.x, ei, pairs),
+                               link_scores(plain, g.x, ei, pairs) + 1.5, rtol=1e-5)
