@@ -215,7 +215,10 @@ class LinkPredictor(nn.Module):
         out = spec.embedding_dim * (2 if spec.variational else 1)
         self.encoder = GNN(in_dim, out, spec.encoder_spec())
         self.embedding = nn.Identity()
+        # one cache per mode: training graphs change every epoch under edge dropout, while
+        # validation and scoring reuse the member graph, which must not be rebuilt each time
         self._adjacency = _NormalizedAdjacency()
+        self._eval_adjacency = _NormalizedAdjacency()
         self.decoder: nn.Module = (DotDecoder(spec.dot_bias) if spec.decoder == "dot" else
                                    MLPDecoder(spec.embedding_dim, spec.decoder_hidden,
                                               spec.dropout))
@@ -236,8 +239,9 @@ class LinkPredictor(nn.Module):
         if self.spec.embedding_norm > 0:
             mu = F.normalize(mu, dim=1) * self.spec.embedding_norm
         alpha, h0 = self.spec.teleport, mu
+        adjacency = self._adjacency if self.training else self._eval_adjacency
         for _ in range(self.spec.propagation):
-            mu = self._adjacency(edge_index, mu)
+            mu = adjacency(edge_index, mu)
             if alpha > 0:
                 mu = (1 - alpha) * mu + alpha * h0
         if not self.spec.variational:
