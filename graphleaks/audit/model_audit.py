@@ -31,7 +31,14 @@ from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy, set_eval
+from graphleaks.models.protocol import (
+    ModelInterface,
+    check_outputs,
+    fixed_shape,
+    reexport_call,
+    reset_copy,
+    set_eval,
+)
 from graphleaks.models.target import TrainedTarget
 from graphleaks.models.trainer import (
     SHADOW_FACTORY,
@@ -237,6 +244,15 @@ def model_target(
     split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members),
                             val=np.setdiff1d(rest, aux), test=np.sort(non_members), aux=aux,
                             seed=int(seed))
+    shape = fixed_shape(model)
+    if shape is not None and (shape[0] not in (None, n) or shape[1] not in (None,
+                                                                          int(served.shape[1]))):
+        # not one query can run: refuse before any work, with the call that fixes it
+        raise DataError(
+            f"the model was exported with static shapes ({_dim(shape[0])} nodes, "
+            f"{_dim(shape[1])} edges) but the graph it is audited on has {n} nodes and "
+            f"{int(served.shape[1])} edges; re-export it with dynamic shapes: "
+            f"{reexport_call(model)}")
     spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
     set_eval(model)
     if served_edge_index is not None:
@@ -264,6 +280,10 @@ def model_target(
     return target
 
 
+def _dim(size: int | None) -> str:
+    return "any number of" if size is None else str(size)
+
+
 def exposure(iface: ModelInterface) -> frozenset[Output]:
     """What a user's model exposes: labels, posteriors and feature queries always; logits
     only when it outputs them, embeddings only when layers are named, parameters only for an
@@ -283,18 +303,23 @@ def audit_target(
     suite: Any = "standard", n_bootstrap: int | None = None,
     config: dict[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    model_label: str | None = None,
 ) -> Any:
     """Audit a :func:`model_target`; the :class:`~graphleaks.audit.runner.AuditRun`.
 
     ``params`` are per-attack config overrides (resolved ``--param`` values), applied on top
-    of the suite's budgets to attacks given by name.
+    of the suite's budgets to attacks given by name. ``model_label`` names the model on the
+    target card (default: its class, or the file format it came from).
 
-    Attacks its exposure forbids, and (in the default audit) attacks that need an auxiliary
-    population when fewer than :data:`MIN_AUX_NODES` nodes are neither members nor
-    non-members, are listed in ``config["skipped_attacks"]`` with the missing capability.
+    Attacks its exposure forbids, attacks that query graphs of another size when the model
+    was exported with static shapes, and (in the default audit) attacks that need an
+    auxiliary population when fewer than :data:`MIN_AUX_NODES` nodes are neither members
+    nor non-members, are listed in ``config["skipped_attacks"]`` with the missing
+    capability. A named attack that cannot run, or whose estimated cost exceeds the
+    suite's budget, is refused before any work.
     """
     from graphleaks.attacks import registry
-    from graphleaks.audit.runner import AuditRun, audit_with_scores
+    from graphleaks.audit.runner import AuditRun, audit_with_scores, static_shape_limits
     from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
 
     iface = target.iface
@@ -302,6 +327,7 @@ def audit_target(
     the_suite = get_suite(suite)
     skipped: dict[str, str] = {}
     granted = ", ".join(sorted(o.value.upper() for o in exposed))
+    limits = static_shape_limits(target)
     if attacks is None:
         names = list(registry)
         runnable = applicable_attacks(exposed)
@@ -312,7 +338,8 @@ def audit_target(
                 why = ", ".join(missing)
                 if Output.EMBEDDINGS in cls.requires and not iface.embedding_layers:
                     why += (" (the model names no embedding layer; pass "
-                            "embedding_layers=('conv1',))")
+                            "embedding_layers=('conv1',), on the command line "
+                            "--embedding-layer conv1)")
                 skipped[name] = f"{name} requires {why}; the model exposes {{{granted}}}"
             elif (cls.threat_model.shadow_data != "none"
                   and len(target.split.aux) < MIN_AUX_NODES):
@@ -322,6 +349,10 @@ def audit_target(
                                  "needed")
         attack_objs = [build_attack(n, the_suite, (params or {}).get(n))
                        for n in runnable if n not in skipped]
+        for a in list(attack_objs):
+            if a.needs() & limits:
+                skipped[a.name] = _static_reason(a.name, target)
+                attack_objs.remove(a)
     else:
         attack_objs = [a if not isinstance(a, str) else build_attack(
                            registry.get(a).name, the_suite,
@@ -330,17 +361,27 @@ def audit_target(
         for a in attack_objs:  # a named attack the model cannot serve: refused before any work
             missing = sorted(o.value.upper() for o in a.requires - exposed)
             if missing:
-                hint = (" (name embedding layers: embedding_layers=('conv1',))"
+                hint = (" (name embedding layers: embedding_layers=('conv1',), on the "
+                        "command line --embedding-layer conv1)"
                         if "EMBEDDINGS" in missing else "")
                 raise CapabilityError(f"{a.name} requires {', '.join(missing)}; the model "
                                       f"exposes {{{granted}}}{hint}")
+            if a.needs() & limits:
+                raise CapabilityError(_static_reason(a.name, target))
     cfg = dict(config or {})
     cfg.setdefault("attacks", [a.name for a in attack_objs] if attacks is not None
                    else "all applicable")
-    cfg["target_model"] = {"model_class": _model_class(target), "output": iface.output,
+    label = model_label or _model_class(target)
+    protocol = served_protocol(target)
+    cfg["target_model"] = {"model_class": label, "output": iface.output,
                            "embedding_layers": list(iface.embedding_layers),
                            "parameters_exposed": iface.parameters,
-                           "shadow_models": _shadow_source(target.spec)}
+                           "shadow_models": _shadow_source(target.spec),
+                           "protocol": protocol,
+                           "surrogate_effect": _surrogate_effect(target.spec)}
+    shape = fixed_shape(target.model)
+    if shape is not None:
+        cfg["target_model"]["static_shapes"] = {"nodes": shape[0], "edges": shape[1]}
     run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                             exposed=exposed, config=cfg, suite=the_suite,
                             skip_unrunnable=attacks is None)
@@ -349,7 +390,59 @@ def audit_target(
         report.config["skipped_attacks"] = {**skipped,
                                             **report.config.get("skipped_attacks", {})}
     report = _with_notes(report, surrogate=isinstance(target.spec, SurrogateArchitecture))
+    report = dataclasses.replace(report, target=_user_card(report.target, target, label,
+                                                           protocol))
     return AuditRun(report, run.tables)
+
+
+def _static_reason(name: str, target: TrainedTarget) -> str:
+    shape = fixed_shape(target.model)
+    assert shape is not None
+    return (f"{name} queries graphs of another size than the served one (edges dropped or "
+            f"removed), and the model was exported with static shapes ({_dim(shape[0])} "
+            f"nodes, {_dim(shape[1])} edges): it needs dynamic shapes; re-export with "
+            f"{reexport_call(target.model)}")
+
+
+def served_protocol(target: TrainedTarget) -> str:
+    """``inductive`` when no served edge touches a non-member (members are queried in a
+    graph without the non-members' edges), else ``transductive``."""
+    ei = target.edges("target")
+    if ei.numel() == 0:
+        return "inductive"
+    non = np.zeros(int(target.graph.num_nodes), dtype=bool)
+    non[target.split.test] = True
+    e = ei.cpu().numpy()
+    return "transductive" if bool((non[e[0]] | non[e[1]]).any()) else "inductive"
+
+
+def _surrogate_effect(spec: ArchitectureSpec) -> str:
+    if isinstance(spec, SurrogateArchitecture):
+        return ("shadow and reference models are a surrogate graphleaks GCN, not the model's "
+                "own architecture: the figures of attacks that train them (confidence/shadow "
+                "calibration, LiRA, RMIA, BASE, G-BASE, TIA) can differ from those an "
+                "adversary with the real architecture reaches; give model_factory (or a "
+                "state_dict with --model-class) to train copies of the model itself")
+    if isinstance(spec, UserArchitecture):
+        return ("shadow and reference models are fresh copies of the model's own "
+                f"architecture ({spec.source})")
+    return "shadow and reference models are graphleaks' own architecture, as the target's"
+
+
+def _user_card(summary: Any, target: TrainedTarget, label: str, protocol: str) -> Any:
+    """The target card of a user's model: its class or format, hooked layers, protocol and
+    the accuracy its outputs reach on the members (train) and non-members (test)."""
+    from graphleaks.metrics.multiclass import accuracy
+
+    y = target.graph.y.cpu().numpy()
+    pred = target.logits().argmax(1).cpu().numpy()
+    utility = dict(summary.utility)
+    for part, ids in (("train", target.split.train), ("test", target.split.test)):
+        if len(ids):
+            utility[f"{part}_accuracy"] = accuracy(y[ids], pred[ids])
+    arch = {**summary.architecture, "model": label,
+            "embedding_layers": list(target.iface.embedding_layers)}
+    return dataclasses.replace(summary, architecture=arch, protocol=protocol, utility=utility)
 
 
 def _model_class(target: TrainedTarget) -> str:

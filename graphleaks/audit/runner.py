@@ -16,6 +16,7 @@ from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks._references import ReferencePool
 from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
+from graphleaks.attacks.capabilities import Capability
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.records import (
     AttackMetrics,
@@ -288,6 +289,14 @@ class AuditRun:
     tables: tuple[CandidateTable, ...]
 
 
+def static_shape_limits(target: Any) -> frozenset[Capability]:
+    """What a model exported with static input sizes cannot offer: queries on other graphs."""
+    from graphleaks.models.protocol import fixed_shape
+
+    model = getattr(target, "model", None)
+    return frozenset({Capability.GRAPH_QUERIES}) if fixed_shape(model) is not None else frozenset()
+
+
 def _attack_objects(
     attacks: Sequence[Attack | str] | None, suite: Suite
 ) -> tuple[list[Attack], bool]:
@@ -339,6 +348,7 @@ def audit_with_scores(
     declared = getattr(target, "capabilities", None)
     if callable(declared):  # a target that knows it lacks more (e.g. a foreign model)
         offered &= frozenset(declared())
+    offered -= static_shape_limits(target)
     skipped: dict[str, str] = {}
     if default:
         attack_objs, skipped = partition(attack_objs, offered, "this target")

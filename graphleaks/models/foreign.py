@@ -62,11 +62,21 @@ def load_pt2(path: str | Path) -> nn.Module:
     deserializer then sees only the sanitised program and those tensors (see that module
     for what is accepted and refused).
 
+    A program exported with static shapes (no ``dynamic_shapes``) answers only graphs of
+    the size it was traced with; the module then carries that size
+    (:func:`graphleaks.models.protocol.fixed_shape`), so an audit can run only the attacks
+    that query that graph and say how to re-export for the others.
+
+    The module runs every operator inline: its submodules never run, so forward hooks
+    (embedding layers) cannot read them, and the module stacks ``torch.export.unflatten``
+    would need are dropped by the safety check.
+
     Raises:
         DataError: For a file that is not a ``.pt2`` archive or lies outside the subset,
             or that torch then fails to deserialize.
     """
     from graphleaks.models.pt2_safety import read_safe_pt2
+    from graphleaks.models.protocol import FIXED_SHAPE_ATTR
 
     p = Path(path)
     _check_file(p, ".pt2 file")
@@ -86,11 +96,33 @@ def load_pt2(path: str | Path) -> nn.Module:
         # example_inputs None: the pickled sample inputs are never read
         ep = ExportedProgramDeserializer(None).deserialize(
             program, safe.weights, safe.constants, None)  # type: ignore[arg-type]
-        return ep.module()
+        shape = _pt2_input_shape(ep)
+        module: nn.Module = ep.module()
     except Exception as exc:  # torch's own checks of a program inside the subset
         # the exception text may quote the file's names: name only its type
         raise DataError(f".pt2 file {p} could not be deserialized by torch "
                         f"({type(exc).__name__}); {fix}") from exc
+    if shape is not None:
+        object.__setattr__(module, FIXED_SHAPE_ATTR, shape)
+    return module
+
+
+def _static(size: Any) -> int | None:
+    """A dimension's size if it is a concrete integer (static), None if symbolic."""
+    return int(size) if isinstance(size, int) else None
+
+
+def _pt2_input_shape(ep: Any) -> tuple[int | None, int | None] | None:
+    """``(nodes, edges)`` the program's two user inputs were fixed to, or None if dynamic."""
+    user = list(ep.graph_signature.user_inputs)
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    inputs = [vals.get(name) for name in user]
+    if len(inputs) < 2 or not all(isinstance(v, torch.Tensor) for v in inputs[:2]):
+        return None
+    x, ei = inputs[0], inputs[1]
+    nodes = _static(x.shape[0]) if x.dim() >= 1 else None
+    edges = _static(ei.shape[1]) if ei.dim() >= 2 else None
+    return None if nodes is None and edges is None else (nodes, edges)
 
 
 class OnnxModel:
@@ -104,10 +136,24 @@ class OnnxModel:
     def __init__(self, session: Any, path: Path) -> None:
         self._session = session
         self._path = path
-        self._inputs = [i.name for i in session.get_inputs()]
+        inputs = session.get_inputs()
+        self._inputs = [i.name for i in inputs]
         if len(self._inputs) != 2:
             raise DataError(f"ONNX model {path} takes {len(self._inputs)} inputs; it must take "
                             "two: node features [N, F] (float) and edge_index [2, E] (int64)")
+        # a concrete dimension (an int, not a name) was fixed at export: only that size runs
+        x_shape, ei_shape = list(inputs[0].shape or []), list(inputs[1].shape or [])
+        nodes = x_shape[0] if x_shape and isinstance(x_shape[0], int) else None
+        edges = ei_shape[1] if len(ei_shape) > 1 and isinstance(ei_shape[1], int) else None
+        if nodes is not None or edges is not None:
+            from graphleaks.models.protocol import (
+                FIXED_SHAPE_ATTR,
+                REEXPORT_ATTR,
+                REEXPORT_ONNX_CALL,
+            )
+
+            setattr(self, FIXED_SHAPE_ATTR, (nodes, edges))
+            setattr(self, REEXPORT_ATTR, REEXPORT_ONNX_CALL)
 
     def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         """Outputs for every node."""
