@@ -90,6 +90,9 @@ def as_graph(data: Any) -> Data:
     name = getattr(data, "name", None) if "name" in data else None
     if isinstance(name, str):
         out.name = name
+    names = getattr(data, "node_names", None) if "node_names" in data else None
+    if isinstance(names, list) and len(names) == n:  # the user's string ids, for reports
+        out.node_names = names
     return out
 
 
@@ -258,8 +261,11 @@ def model_target(
     if served_edge_index is not None:
         # The model's private edges are the ones it is served with (edge attacks' truth):
         # edges of ``data`` the model never sees cannot leak through it.
+        names = getattr(graph, "node_names", None) if "node_names" in graph else None
         graph = Data(x=graph.x, edge_index=served.detach().cpu().long(), y=graph.y,
                      num_nodes=n)
+        if names is not None:
+            graph.node_names = names
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(seed),
         ledger=PrivacyLedger.non_private(), interface=iface,

@@ -230,6 +230,10 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     except DataError:
         raise
     except Exception as exc:  # the unpickler's refusal or a corrupt file
+        if _pickled_module(p):
+            raise DataError(f"{p} is a pickled module (torch.save(model)), which graphleaks "
+                            "never unpickles; save model.state_dict() (with --model-class) or "
+                            "a torch.export program (.pt2)") from exc
         raise DataError(f"state_dict file {p} could not be loaded safely ({_kind(exc)}: not "
                         "plain tensors, or corrupt); save model.state_dict() with torch.save or "
                         "safetensors") from exc
@@ -241,6 +245,34 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         raise DataError(f"state_dict file {p} does not hold a name -> tensor mapping; save "
                         "model.state_dict()")
     return state
+
+
+#: Largest pickle stream scanned for the marks of a pickled module (its tensors are stored
+#: apart, so a whole model's pickle is small).
+MAX_PICKLE_SCAN_BYTES = 16 * 1024 * 1024
+
+
+def _pickled_module(path: Path) -> bool:
+    """Whether a ``torch.save`` archive pickles a whole ``nn.Module`` rather than tensors.
+
+    The pickle's opcodes are listed with :func:`pickletools.genops`, which parses and never
+    executes: a pickled module carries the ``_modules`` and ``_parameters`` attribute names
+    of ``nn.Module.__dict__``, a state_dict never does.
+    """
+    import pickletools
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            entry = next((i for i in zf.infolist() if i.filename.endswith("/data.pkl")
+                          or i.filename == "data.pkl"), None)
+            if entry is None or entry.file_size > MAX_PICKLE_SCAN_BYTES:
+                return False
+            data = zf.read(entry)
+        marks = {arg for _op, arg, _pos in pickletools.genops(data)
+                 if isinstance(arg, str) and arg in ("_modules", "_parameters")}
+    except Exception:  # not an archive, or a pickle that does not parse: no verdict
+        return False
+    return marks == {"_modules", "_parameters"}
 
 
 def build_model_factory(model_class: str, model_kwargs: str | None) -> Callable[[], nn.Module]:
@@ -317,8 +349,12 @@ LoadedModel = tuple[Any, Callable[[], nn.Module] | None]
 def _state_dict_entry(path: Path, *, model_class: str | None = None,
                       model_kwargs: str | None = None) -> LoadedModel:
     if model_class is None:
-        raise InvalidConfigError(f"--model {path} is a state_dict; name its class with "
-                                 "--model-class package.module:Class")
+        if path.suffix.lower() == ".pt" and _pickled_module(path):
+            raise DataError(f"--model {path} is a pickled module (torch.save(model)), which "
+                            "graphleaks never unpickles; save model.state_dict() (with "
+                            "--model-class) or a torch.export program (.pt2)")
+        raise InvalidConfigError(f"--model {path} holds weights only (a state_dict); name its "
+                                 "class with --model-class package.module:Class")
     return load_state_dict_model(path, model_class, model_kwargs)
 
 
