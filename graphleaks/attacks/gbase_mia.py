@@ -73,8 +73,8 @@ from graphleaks.attacks.base import (
     Task,
 )
 from graphleaks.attacks.base_mia import simulated_base_scale
-from graphleaks.attacks.lira_mia import LiRAMIA
 from graphleaks.attacks.capabilities import Capability
+from graphleaks.attacks.lira_mia import LiRAMIA
 from graphleaks.seeding import Rngs
 
 Model = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]

@@ -305,9 +305,12 @@ def query_cpu_seconds(target: TrainedTarget, *, view: str = "target",
 
     x = target.served_features().float()
     rows = np.arange(min(int(target.graph.num_nodes), 100), dtype=np.int64)
-    model = target.model
+    model: Any = target.model
     # a model that charges its API's ε per fresh release (GAP) is not charged for the
-    # measurement: the audit's queries alone are what its report accounts
+    # measurement: the audit's queries alone are what its report accounts. The guard is
+    # off only on a copy of the record, whose caches (a float64 copy of the model made
+    # while unguarded, say) are dropped with it: the audit's own queries stay charged.
+    target = dataclasses.replace(target)
     guard = getattr(model, "release_guard", None)
     if guard is not None:
         model.release_guard = None

@@ -258,8 +258,9 @@ def load_graph_files(
             node in id order.
         labels: CSV with one label per row, or ``node_id,label`` rows.
 
-    String node ids (``user_17``, every id of the edge list a string) are numbered as :func:`node_index` numbers them (order of
-    first appearance in the edge list; nodes only in the feature file follow in its order);
+    String node ids (``user_17``, every id of the edge list a string) are numbered as
+    :func:`node_index` numbers them (order of first appearance in the edge list; nodes only
+    in the feature file follow in its order);
     the features are then a CSV whose first column is the node id, the labels
     ``node_id,label`` rows, and the graph carries the ids as ``node_names`` so reports
     give them back.
@@ -336,11 +337,11 @@ def _load_string_id_graph(edges: Path, features: Path, labels: str | Path | None
             raise DataError(f"label file {lp}: with string node ids give node_id,label rows")
         y_arr = np.full(n, -1, dtype=np.int64)
         for i, r in enumerate(lab_rows):
-            node = index.get(r[0])
-            if node is None:
+            found = index.get(r[0])
+            if found is None:
                 raise DataError(f"label file {lp}: data row {i + 1} names a node that is in "
                                 f"neither {edges} nor {features}")
-            y_arr[node] = _numeric([r[1:2]], lp, "label", np.int64)[0, 0]
+            y_arr[found] = _numeric([r[1:2]], lp, "label", np.int64)[0, 0]
         if (y_arr < 0).any():
             raise DataError(f"label file {lp}: {int((y_arr < 0).sum())} nodes have no label "
                             "(or a negative one)")

@@ -146,8 +146,8 @@ def check_scores(
             raise DataError(f"{source}: {n} score rows but {len(names)} node ids; give one "
                             "node id per row")
         if len(set(names)) != n:
-            first = {v: i for i, v in reversed(list(enumerate(names)))}
-            row = next(i for i, v in enumerate(names) if first[v] != i)
+            first_row = {v: i for i, v in reversed(list(enumerate(names)))}
+            row = next(i for i, v in enumerate(names) if first_row[v] != i)
             raise DataError(f"{source}: a node id has more than one score row (row {row} "
                             "repeats an earlier one); export each node once")
         node_ids = None

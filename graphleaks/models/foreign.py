@@ -75,8 +75,8 @@ def load_pt2(path: str | Path) -> nn.Module:
         DataError: For a file that is not a ``.pt2`` archive or lies outside the subset,
             or that torch then fails to deserialize.
     """
-    from graphleaks.models.pt2_safety import read_safe_pt2
     from graphleaks.models.protocol import FIXED_SHAPE_ATTR
+    from graphleaks.models.pt2_safety import read_safe_pt2
 
     p = Path(path)
     _check_file(p, ".pt2 file")
@@ -120,6 +120,7 @@ def _pt2_input_shape(ep: Any) -> tuple[int | None, int | None] | None:
     if len(inputs) < 2 or not all(isinstance(v, torch.Tensor) for v in inputs[:2]):
         return None
     x, ei = inputs[0], inputs[1]
+    assert isinstance(x, torch.Tensor) and isinstance(ei, torch.Tensor)
     nodes = _static(x.shape[0]) if x.dim() >= 1 else None
     edges = _static(ei.shape[1]) if ei.dim() >= 2 else None
     return None if nodes is None and edges is None else (nodes, edges)
