@@ -1,4 +1,4 @@
-"""Plug-in parameters, resolved once at the edges into typed configs.
+"""Plug-in parameters' field typing: values parsed and checked by their declared types.
 
 Every edge that names plug-in parameters (the CLI's ``--param OWNER.FIELD=VALUE``, the TOML
 spec's ``[attacks.NAME]`` / ``defense_params`` / ``architecture`` tables, the Python API's
@@ -7,13 +7,19 @@ plug-in name (case, ``-`` and ``_`` do not matter; an unknown or ambiguous owner
 with the choices), the field to one field of its ``Config`` dataclass, and the value is parsed
 by the field's declared type. Nothing downstream looks a parameter up by a spelling again.
 
+The owners in use come from :mod:`graphleaks.plugins`, which reads the registries; this module
+imports no plug-in, so the plug-ins' own validation can use it.
+
 Values from the command line arrive as text (``text=True``) and are parsed; values from TOML
 or Python arrive typed and are type-checked the same way (a TOML ``1.5`` for an ``int`` field
 is refused, an ``int`` for a ``float`` field is widened).
 
 Example:
-    >>> from graphleaks.models.gnn import ArchitectureSpec
-    >>> owners = [Owner("gcn", "architecture", ArchitectureSpec)]
+    >>> @dataclass(frozen=True)
+    ... class GCNSpec:
+    ...     hidden: tuple[int, ...] = (64,)
+    ...     epochs: int = 200
+    >>> owners = [Owner("gcn", "architecture", GCNSpec)]
     >>> resolve_params({"GCN": {"hidden": "[16, 8]", "epochs": "3"}}, owners, text=True)
     {'gcn': {'hidden': (16, 8), 'epochs': 3}}
     >>> parse_value("YES", bool, where="x", text=True)
@@ -371,16 +377,6 @@ def check_field_type(owner: str, name: str, value: Any, tp: Any) -> None:
                                  f"{describe(tp)}. Got {value!r} instead.") from None
 
 
-def check_types(config: Any, owner: str) -> None:
-    """Refuse any field of ``config`` whose value its declared type does not accept.
-
-    Raises:
-        InvalidConfigError: In the validator's template, naming the field and the type.
-    """
-    for name, tp in field_types(type(config)).items():
-        check_field_type(owner, name, getattr(config, name), tp)
-
-
 def to_record(value: Any) -> Any:
     """A config value as JSON writes it: enums by value, tuples and sets as lists."""
     if isinstance(value, enum.Enum):
@@ -399,77 +395,3 @@ def to_record(value: Any) -> Any:
 def config_record(config: Any) -> dict[str, Any]:
     """The report's record of a config: every field, with the value the plug-in used."""
     return {f.name: to_record(getattr(config, f.name)) for f in dataclasses.fields(config)}
-
-
-def check_used(plugin: Any, given: Iterable[str], *, source: str = "") -> None:
-    """Refuse a parameter the user gave that the plug-in's configured mode does not read.
-
-    Args:
-        plugin: An attack or defense instance.
-        given: The fields the user set (not the suite's budgets or the defaults).
-        source: Prefix of messages (``"--param "``).
-
-    Raises:
-        InvalidConfigError: Naming the parameter and why the mode ignores it.
-    """
-    unused = plugin.unused_fields()
-    for name in given:
-        if name in unused:
-            raise InvalidConfigError(f"{source}{plugin.name}.{name} has no effect: "
-                                     f"{unused[name]}; drop it or change the mode")
-
-
-def attack_owners(names: Iterable[str]) -> list[Owner]:
-    """Owners for registered attacks (names in any accepted spelling)."""
-    from graphleaks.attacks import registry
-
-    return [Owner(registry.get(n).name, "attack", registry.get(n).Config) for n in names]
-
-
-def defense_owner(name: str) -> Owner:
-    """The owner for a registered defense (name in any accepted spelling)."""
-    from graphleaks.defenses import registry
-
-    cls = registry.get(name)
-    return Owner(cls.name, "defense", cls.Config)
-
-
-def architecture_owner(arch: str) -> Owner:
-    """The owner for an architecture name (``gcn``, ``sage``, ...).
-
-    Raises:
-        InvalidConfigError: For an unknown architecture, listing the known ones.
-    """
-    from graphleaks.models.gnn import ARCHITECTURES, ArchitectureSpec
-
-    key = normalize_name(str(arch))
-    for a in ARCHITECTURES:
-        if normalize_name(a) == key:
-            return Owner(a, "architecture", ArchitectureSpec)
-    raise InvalidConfigError(f"unknown architecture {arch!r}; choose one of: "
-                             f"{', '.join(ARCHITECTURES)}")
-
-
-def build_plugin(kind: str, name: str, params: Mapping[str, Any] | None = None, *,
-                 text: bool = False, source: str = "") -> Any:
-    """A registered attack or defense with typed parameters (the Python API's entry).
-
-    Args:
-        kind: ``attack`` or ``defense``.
-        name: Its name in any accepted spelling.
-        params: ``{field: value}``, typed (``text=False``) or command-line text.
-        text: Whether the values are command-line text.
-        source: Prefix of messages.
-
-    Raises:
-        InvalidConfigError: For an unknown name, field or a value of the wrong type.
-    """
-    owner = attack_owners([name])[0] if kind == "attack" else defense_owner(name)
-    from graphleaks.attacks import registry as attacks
-    from graphleaks.defenses import registry as defenses
-
-    cls = (attacks if kind == "attack" else defenses).get(owner.name)
-    typed = resolve_fields(owner, dict(params or {}), text=text, source=source)
-    plugin = cls(**typed)
-    check_used(plugin, typed, source=source)
-    return plugin

@@ -69,7 +69,7 @@ class Plugin:
         """Fields the configured mode does not read, each with the reason (none by default).
 
         The report records them as ``None`` (not used), and a value the user gave for one
-        is refused by :func:`graphleaks._params.check_used`, so no setting is recorded as
+        is refused by :func:`graphleaks.plugins.check_used`, so no setting is recorded as
         if it ran.
         """
         return {}

@@ -68,7 +68,3 @@ def progress(items: Iterable[T], *, enabled: bool | None = None, desc: str = "",
     finally:
         display.remove_task(task)
 
-
-def stage(message: str) -> None:
-    """Log the start of a pipeline stage (the CLI shows these on stderr)."""
-    logger.info(message)

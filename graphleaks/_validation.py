@@ -12,6 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
+from graphleaks._params import check_field_type, field_types
 from graphleaks.errors import InvalidConfigError
 
 
@@ -49,8 +50,6 @@ def validate(config: Any, owner: str | None = None) -> Any:
     Raises:
         InvalidConfigError: If a field violates its declared constraint.
     """
-    from graphleaks._params import check_field_type, field_types
-
     owner = owner or type(config).__qualname__
     types = field_types(type(config))
     for field in dataclasses.fields(config):

@@ -28,10 +28,6 @@ class CapabilityError(GraphleaksError, ValueError):
     """An attack needs an output or knowledge that the threat model does not grant."""
 
 
-class NotFittedError(GraphleaksError, ValueError, AttributeError):
-    """A learned attribute was read before ``fit``/``run`` created it."""
-
-
 def one_line(message: str) -> str:
     r"""``message`` as one printable line: control and line-break characters escaped.
 

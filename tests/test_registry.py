@@ -8,17 +8,46 @@ import pytest
 
 from graphleaks._registry import LEGACY_NAMES, Registry, canonical_name, normalize_name
 from graphleaks.attacks import registry as attacks
+from graphleaks.attacks.base import Task
 from graphleaks.defenses import registry as defenses
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ARCHITECTURES
+from graphleaks.privacy.ledger import PrivacyUnit
 
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: Every registered defense and the unit it protects; a new defense must be added here.
+DEFENSE_UNITS = {
+    "eclipse": PrivacyUnit.EDGE, "eclipse_strict": PrivacyUnit.EDGE,
+    "edgerand": PrivacyUnit.EDGE, "gap_edp": PrivacyUnit.EDGE, "gap_ndp": PrivacyUnit.NODE,
+    "heterorr": PrivacyUnit.NODE_FEATURE, "lapgraph": PrivacyUnit.EDGE,
+    "lpgnn": PrivacyUnit.NODE_FEATURE, "none": PrivacyUnit.NONE,
+}
+#: Every registered attack and its task; a new attack must be added here.
+ATTACK_TASKS = {
+    "attribute_inference": Task.ATTRIBUTE, "base_mia": Task.MEMBERSHIP,
+    "confidence_mia": Task.MEMBERSHIP, "embedding_cluster_mia": Task.MEMBERSHIP,
+    "gbase_mia": Task.MEMBERSHIP, "graph_reconstruction": Task.LINK,
+    "label_only_mia": Task.MEMBERSHIP, "link_stealing": Task.LINK, "linkteller": Task.LINK,
+    "lira_mia": Task.MEMBERSHIP, "rmia_mia": Task.MEMBERSHIP, "shadow_mia": Task.MEMBERSHIP,
+    "tia": Task.LINK,
+}
 
 
 def _all_names() -> list[tuple[str, str]]:
     return ([("attack", n) for n in attacks.names()]
             + [("defense", n) for n in defenses.names()]
             + [("architecture", a) for a in ARCHITECTURES])
+
+
+def test_every_plugin_is_registered_with_its_unit_or_task():
+    # one registry-wide check (it replaces a test_registered per plug-in test module)
+    assert {n: defenses.get(n).privacy_unit for n in defenses.names()} == DEFENSE_UNITS
+    assert {n: attacks.get(n).task for n in attacks.names()} == ATTACK_TASKS
+    assert all(defenses.get(n).name == n for n in defenses.names())
+    assert all(attacks.get(n).name == n for n in attacks.names())
+    assert defenses.get("eclipse").strict is False
+    assert defenses.get("eclipse_strict").strict is True
 
 
 @pytest.mark.parametrize(("kind", "name"), _all_names())

@@ -167,7 +167,7 @@ def sample_nodes(
 
 
 #: The fewest positives (and negatives) the verdict grades an attack on
-#: (:data:`graphleaks.audit.verdict.MIN_PER_SIDE` is this constant; the attacks layer cannot
+#: (:data:`graphleaks.report.verdict.MIN_PER_SIDE` is this constant; the attacks layer cannot
 #: import the audit layer). ``auto`` sizes LinkTeller's sample to reach it.
 MIN_GRADED_POSITIVES = 10
 # ``auto`` keeps the paper's uniform sample when it is expected to hold this many positive

@@ -386,12 +386,6 @@ def split_known(
     return np.sort(perm[:n_known]).astype(np.int64), np.sort(perm[n_known:]).astype(np.int64)
 
 
-def release_embeddings(target: TrainedTarget, release: EmbeddingRelease,
-                       seed: int) -> npt.NDArray[np.float32]:
-    """What the data holder publishes: DeepWalk/node2vec vectors of the target's graph."""
-    return _release(target, release, seed)[0]
-
-
 def _release(target: TrainedTarget, release: EmbeddingRelease,
              seed: int) -> tuple[npt.NDArray[np.float32], tuple[str, ...]]:
     """The released vectors, and a note when the walk budget shortened the corpus."""

@@ -3,7 +3,9 @@
 The names below are loaded on first use (PEP 562), so that the command line's start-up never
 imports torch. Reading a report stays torch-free too: its decoder uses only
 :mod:`graphleaks.threat`, :mod:`graphleaks.privacy.ledger`, the metric records and
-:mod:`.records` (``tests/cli/test_startup.py`` checks it); running an audit imports torch.
+:mod:`graphleaks.report.records` (``tests/cli/test_startup.py`` checks it); running an audit
+imports torch. The report's records, codec and writers live in :mod:`graphleaks.report`, below
+this package; the names are re-exported here for the documented API.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AttackMetrics": "graphleaks.audit.records",
-    "AuditReport": "graphleaks.audit.report",
+    "AttackMetrics": "graphleaks.report.records",
+    "AuditReport": "graphleaks.report.report",
     "audit_model": "graphleaks.audit.model_audit",
-    "load_report": "graphleaks.audit.report",
-    "render_markdown": "graphleaks.audit.report",
-    "write_report": "graphleaks.audit.report",
+    "load_report": "graphleaks.report.report",
+    "render_markdown": "graphleaks.report.markdown",
+    "write_report": "graphleaks.report.writers",
     "run_audit": "graphleaks.audit.runner",
     "train_target": "graphleaks.audit.runner",
 }

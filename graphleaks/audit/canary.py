@@ -36,7 +36,6 @@ from torch_geometric.data import Data
 
 from graphleaks._validation import validate
 from graphleaks.attacks.linkteller import influence_matrix
-from graphleaks.audit.records import CanaryAudit  # the record lives in the torch-free decoder
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.defenses import registry as defense_registry
 from graphleaks.defenses._edge_release import pair_keys
@@ -46,6 +45,7 @@ from graphleaks.metrics.one_run import min_canaries, one_run_bound
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyUnit
+from graphleaks.report.records import CanaryAudit  # the record lives in the torch-free decoder
 from graphleaks.seeding import derive_seed
 
 UNITS = ("edge", "node")

@@ -31,10 +31,10 @@ from graphleaks.attacks.attribute_inference import (
     fit_predict,
     split_known,
 )
-from graphleaks.audit.report import json_safe
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics.binary import Estimate
 from graphleaks.metrics.multiclass import MulticlassMetrics, multiclass_metrics
+from graphleaks.report.report import json_safe
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 

@@ -527,7 +527,7 @@ def audit_model(
             that is neither. Give the same population as another audit to compare the two.
 
     Returns:
-        The :class:`~graphleaks.audit.report.AuditReport`.
+        The :class:`~graphleaks.report.report.AuditReport`.
 
     Raises:
         DataError: For malformed data, overlapping or out-of-range node sets, or outputs

@@ -18,29 +18,6 @@ from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
 from graphleaks.attacks.capabilities import Capability
 from graphleaks.attacks.harness import run_attack
-from graphleaks.audit.records import (
-    AttackMetrics,
-    BoundReport,
-    LedgerComparison,
-    OracleAccuracy,
-    PaperMetric,
-    RocCurve,
-)
-from graphleaks.audit.report import (
-    REPORT_SCHEMA_VERSION,
-    AttackReport,
-    AuditReport,
-    ServingSummary,
-    TargetSummary,
-    json_safe,
-)
-from graphleaks.audit.scores import (
-    CandidateTable,
-    candidate_table,
-    most_exposed,
-    node_attributes,
-    slice_masks,
-)
 from graphleaks.audit.suite import (
     DEFAULT_SUITE,
     Suite,
@@ -57,11 +34,31 @@ from graphleaks.metrics import binary as binm
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
+from graphleaks.report.records import (
+    AttackMetrics,
+    BoundReport,
+    LedgerComparison,
+    OracleAccuracy,
+    PaperMetric,
+    RocCurve,
+)
+from graphleaks.report.report import (
+    REPORT_SCHEMA_VERSION,
+    AttackReport,
+    AuditReport,
+    ServingSummary,
+    TargetSummary,
+    json_safe,
+)
+from graphleaks.report.scores import (
+    CandidateTable,
+    candidate_table,
+    most_exposed,
+    node_attributes,
+    slice_masks,
+)
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
-
-#: Kept for callers of the old API; the default audit now runs every applicable attack.
-DEFAULT_ATTACKS = ("confidence_mia",)
 
 
 def train_target(
@@ -90,7 +87,7 @@ def train_target(
         device: Torch device for training (the target is returned on the CPU).
         seed: Root seed: the split and training derive their seeds from it.
     """
-    from graphleaks._params import build_plugin
+    from graphleaks.plugins import build_plugin
 
     spec = spec or ArchitectureSpec(arch=arch)
     # The same resolution as the CLI and the spec: typed fields, any accepted spelling.

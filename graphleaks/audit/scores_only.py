@@ -30,20 +30,20 @@ from graphleaks.attacks.capabilities import (
     require_all,
 )
 from graphleaks.attacks.harness import sample_challenge, score_labelled
-from graphleaks.audit.report import REPORT_SCHEMA_VERSION, AttackReport, AuditReport, TargetSummary
 from graphleaks.audit.runner import (
     AuditRun,
     evaluate_result,
     scored_or_skipped,
     trivial_baseline,
 )
-from graphleaks.audit.scores import CandidateTable, most_exposed
 from graphleaks.audit.suite import DEFAULT_SUITE, Suite, build_attack, get_suite
 from graphleaks.data.node_sets import check_membership
 from graphleaks.data.score_files import NodeScores, check_scores
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, DataError
 from graphleaks.privacy.ledger import PrivacyLedger
+from graphleaks.report.report import REPORT_SCHEMA_VERSION, AttackReport, AuditReport, TargetSummary
+from graphleaks.report.scores import CandidateTable, most_exposed
 from graphleaks.seeding import derive_seed
 from graphleaks.versions import library_versions
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,8 +50,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._limits import MAX_JSON_BYTES, input_boundary
-from graphleaks.audit.records import METRIC_READERS
+from graphleaks._tables import no_unknown as _no_unknown
+from graphleaks._tables import table as _table
+from graphleaks._tables import typed as _typed
+from graphleaks._tables import wrap as _wrap
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.gates import BOUNDS as BOUNDS
+from graphleaks.report.gates import DEFAULT_METRICS, GateSpec, parse_gate
+from graphleaks.report.gates import METRICS as METRICS
+from graphleaks.report.gates import UNBOUNDED_METRICS as UNBOUNDED_METRICS
+from graphleaks.report.gates import Threshold as Threshold
+from graphleaks.report.gates import check_metric as check_metric
+from graphleaks.report.gates import check_threshold as check_threshold
+from graphleaks.report.gates import is_metric as is_metric
+from graphleaks.report.gates import parse_metrics as _parse_metrics
 
 if TYPE_CHECKING:  # graphleaks.data imports torch; a spec is parsed without it
     from graphleaks.data.ref import DatasetRef
@@ -64,48 +75,9 @@ else:  # pragma: no cover - Python 3.10
 
 SPEC_VERSION = 1
 
-#: Gateable metric names; :data:`graphleaks.audit.records.METRIC_READERS` reads each one
-#: from an attack's typed metrics.
-METRICS: tuple[str, ...] = tuple(METRIC_READERS)
-#: Metrics that are not probabilities (their thresholds may exceed 1).
-UNBOUNDED_METRICS = frozenset({"epsilon_lb"})
-DEFAULT_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "max_advantage")
-BOUNDS = ("upper", "value", "lower")
-
-
 #: Most bootstrap replicates an audit accepts: more adds nothing to a 95% interval and a
 #: hostile value (10**21) would make the audit run forever.
 MAX_BOOTSTRAP = 100_000
-
-
-def _norm_metric(name: str) -> str:
-    return name.strip().lower().replace(" ", "")
-
-
-def is_metric(name: str) -> bool:
-    """Whether ``name`` spells a gated metric (any case, spaces ignored)."""
-    return _norm_metric(name) in METRICS
-
-
-def check_metric(name: Any, where: str) -> str:
-    """The canonical metric ``name``, or an error naming the field ``where``."""
-    if not isinstance(name, str) or _norm_metric(name) not in METRICS:
-        raise InvalidConfigError(
-            f"{where}: unknown metric {name!r}; choose one of: {', '.join(METRICS)}")
-    return _norm_metric(name)
-
-
-def check_threshold(metric: str, value: Any, where: str) -> float:
-    """A threshold as a float, in [0, 1] for probability-valued metrics."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise InvalidConfigError(f"{where}: threshold must be a number, got {value!r}")
-    v = float(value)
-    if metric in UNBOUNDED_METRICS:
-        if v < 0:
-            raise InvalidConfigError(f"{where}: threshold must be >= 0, got {v}")
-    elif not 0.0 <= v <= 1.0:
-        raise InvalidConfigError(f"{where}: threshold must be in [0, 1], got {v}")
-    return v
 
 
 @dataclass(frozen=True)
@@ -132,38 +104,6 @@ class TargetSpec:
     defense_params: dict[str, Any] = field(default_factory=dict)
     architecture: dict[str, Any] = field(default_factory=dict)
     synthetic: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Threshold:
-    """``metric`` of ``attack`` (every attack when None) must stay at or below ``limit``."""
-
-    metric: str
-    limit: float
-    attack: str | None = None
-
-
-@dataclass(frozen=True)
-class GateSpec:
-    """The CI gate.
-
-    Attributes:
-        bound: Which number is gated: ``upper`` confidence bound (default; a build fails
-            only when the data cannot rule out a crossing), the point ``value``, or
-            ``lower`` bound.
-        thresholds: Absolute limits.
-        baseline: Path of a baseline report (relative paths are relative to the spec).
-        tolerance: Allowed increase over the baseline for every compared metric.
-        tolerances: Per-metric overrides of ``tolerance``.
-        metrics: Metrics compared with the baseline.
-    """
-
-    bound: str = "upper"
-    thresholds: tuple[Threshold, ...] = ()
-    baseline: str | None = None
-    tolerance: float = 0.05
-    tolerances: dict[str, float] = field(default_factory=dict)
-    metrics: tuple[str, ...] = DEFAULT_METRICS
 
 
 @dataclass(frozen=True)
@@ -218,49 +158,14 @@ class AuditSpec:
         return p
 
 
-def _table(raw: Any, where: str) -> dict[str, Any]:
-    if not isinstance(raw, Mapping):
-        raise InvalidConfigError(f"{where} must be a table, got {type(raw).__name__}")
-    return dict(raw)
-
-
-def _no_unknown(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    extra = sorted(set(raw) - allowed)
-    if extra:
-        raise InvalidConfigError(
-            f"{where}: unknown key {extra[0]!r}; allowed keys: {', '.join(sorted(allowed))}")
-
-
-def _typed(raw: Mapping[str, Any], key: str, typ: type | tuple[type, ...], where: str,
-           default: Any) -> Any:
-    if key not in raw:
-        return default
-    value = raw[key]
-    ok = isinstance(value, typ) and not (isinstance(value, bool) and typ is not bool
-                                         and bool not in (typ if isinstance(typ, tuple)
-                                                          else (typ,)))
-    if not ok:
-        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-        raise InvalidConfigError(f"{where}.{key} must be {names}, got {value!r}")
-    return value
-
-
-def _wrap(where: str, exc: Exception) -> InvalidConfigError:
-    return InvalidConfigError(f"{where}: {exc}")
-
-
 def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     """Validate a ``[target]`` table."""
-    from graphleaks._params import (
-        architecture_owner,
-        check_used,
-        defense_owner,
-        resolve_fields,
-    )
+    from graphleaks._params import resolve_fields
     from graphleaks._validation import validate
     from graphleaks.data.datasets import datasets
     from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.plugins import architecture_owner, check_used, defense_owner
 
     t = _table(raw, where)
     _no_unknown(t, {f.name for f in dataclasses.fields(TargetSpec)}, where)
@@ -314,9 +219,10 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
 def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
     """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
-    from graphleaks._params import Owner, check_used, resolve_fields
+    from graphleaks._params import Owner, resolve_fields
     from graphleaks._validation import validate
     from graphleaks.attacks import registry as attacks
+    from graphleaks.plugins import check_used
 
     t = _table(raw, where)
     if not t:
@@ -341,53 +247,6 @@ def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]
                                      "different spellings; give it once")
         out[cls.name] = p
     return out
-
-
-def parse_gate(raw: Any, where: str = "gate") -> GateSpec:
-    """Validate a ``[gate]`` table."""
-    from graphleaks.attacks import registry as attacks
-
-    g = _table(raw, where)
-    _no_unknown(g, {"bound", "thresholds", "baseline", "tolerance", "tolerances", "metrics"},
-                where)
-    bound = _typed(g, "bound", str, where, "upper")
-    if bound not in BOUNDS:
-        raise InvalidConfigError(f"{where}.bound must be one of {', '.join(BOUNDS)}, "
-                                 f"got {bound!r}")
-    thresholds: list[Threshold] = []
-    for key, value in _table(g.get("thresholds", {}), f"{where}.thresholds").items():
-        if isinstance(value, Mapping):
-            try:
-                attack = attacks.get(key).name
-            except InvalidConfigError as exc:
-                raise _wrap(f"{where}.thresholds.{key}", exc) from None
-            for mkey, mval in value.items():
-                w = f"{where}.thresholds.{key}.{mkey}"
-                m = check_metric(mkey, w)
-                thresholds.append(Threshold(m, check_threshold(m, mval, w), attack))
-        else:
-            w = f"{where}.thresholds.{key}"
-            m = check_metric(key, w)
-            thresholds.append(Threshold(m, check_threshold(m, value, w)))
-    tol = g.get("tolerance", 0.05)
-    tol = check_threshold("epsilon_lb", tol, f"{where}.tolerance")
-    tols = {}
-    for key, value in _table(g.get("tolerances", {}), f"{where}.tolerances").items():
-        w = f"{where}.tolerances.{key}"
-        tols[check_metric(key, w)] = check_threshold("epsilon_lb", value, w)
-    metrics = _parse_metrics(g.get("metrics", list(DEFAULT_METRICS)), f"{where}.metrics")
-    for m in tols:
-        if m not in metrics:
-            metrics = (*metrics, m)
-    return GateSpec(bound=bound, thresholds=tuple(thresholds),
-                    baseline=_typed(g, "baseline", str, where, None), tolerance=tol,
-                    tolerances=tols, metrics=metrics)
-
-
-def _parse_metrics(raw: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise InvalidConfigError(f"{where} must be a non-empty list of metric names")
-    return tuple(check_metric(m, f"{where}[{i}]") for i, m in enumerate(raw))
 
 
 def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpec:

@@ -139,8 +139,9 @@ def build_attack(name: str, suite: Suite, params: Mapping[str, Any] | None = Non
     Raises:
         InvalidConfigError: For an unknown attack, field or a value of the wrong type.
     """
-    from graphleaks._params import Owner, check_used, resolve_fields
+    from graphleaks._params import Owner, resolve_fields
     from graphleaks.attacks import registry
+    from graphleaks.plugins import check_used
 
     cls = registry.get(name)
     fields = {f.name for f in dataclasses.fields(cls.Config)}

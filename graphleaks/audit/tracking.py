@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 from graphleaks.errors import InvalidConfigError
 
 if TYPE_CHECKING:
-    from graphleaks.audit.records import AttackMetrics
-    from graphleaks.audit.report import AuditReport
     from graphleaks.metrics.binary import Estimate
+    from graphleaks.report.records import AttackMetrics
+    from graphleaks.report.report import AuditReport
 
 REPORT_FILES = ("report.json", "report.md", "report.html", "scores.csv")
 
@@ -141,7 +141,7 @@ def _estimate(key: str, e: Estimate) -> Iterator[tuple[str, float]]:
 def flat_metrics(attack: str, metrics: AttackMetrics) -> Iterator[tuple[str, float]]:
     """``(key, value)`` for every figure of one attack: estimates with ``.ci_lo``/``.ci_hi``,
     counts, ε bounds, the oracle accuracy, the paper metric and the slices."""
-    from graphleaks.audit.records import AttackMetrics
+    from graphleaks.report.records import AttackMetrics
 
     b, mc = metrics.binary, metrics.multiclass
     if b is not None:
@@ -276,7 +276,7 @@ class MlflowTracker:
             mlflow.log_params({k: str(row.get(k)) for k in ("defense", "epsilon", "attack",
                                                              "seed", "config_hash")
                                if row.get(k) is not None})
-            from graphleaks.audit.records import decode_metrics
+            from graphleaks.report.records import decode_metrics
 
             metrics = dict(flat_metrics(str(row.get("attack")), decode_metrics(
                 row.get("metrics") or {}, "results store metrics")))

@@ -83,12 +83,8 @@ def resolve_cli_params(
         InvalidConfigError: For an unknown or ambiguous owner, an unknown field or a value
             its field does not accept (one line naming the parameter and what it accepts).
     """
-    from graphleaks._params import (
-        architecture_owner,
-        attack_owners,
-        defense_owner,
-        resolve_params,
-    )
+    from graphleaks._params import resolve_params
+    from graphleaks.plugins import architecture_owner, attack_owners, defense_owner
 
     owners = attack_owners(attacks)
     if defense is not None:
@@ -125,22 +121,6 @@ def defense_params(
                                      "one of them")
         out[name] = value
     return out
-
-
-def check_param_owners(params: dict[str, dict[str, Any]], allowed: list[str]) -> None:
-    """Refuse ``--param OWNER.FIELD=...`` whose owner is not an attack/defense/arch in use.
-
-    Kept for callers of the old API; :func:`resolve_cli_params` does this and more.
-
-    Raises:
-        InvalidConfigError: Naming the unknown owner and the valid ones.
-    """
-    from graphleaks._params import Owner, resolve_owner
-    from graphleaks.attacks.base import EmptyConfig
-
-    pool = [Owner(a, "plug-in", EmptyConfig) for a in allowed]
-    for owner in params:
-        resolve_owner(owner, pool, source="--param ")
 
 
 def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:

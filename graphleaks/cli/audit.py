@@ -19,7 +19,7 @@ from graphleaks.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 
 #: Options a ``--config`` spec replaces: given with it, they are refused (never ignored).
@@ -160,11 +160,11 @@ def audit(
     from graphleaks._outputs import EMBEDDING_REPORT, REPORT, check_output_dir
     from graphleaks._progress import progress_display
     from graphleaks.attacks import registry as attacks
-    from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import audit_with_scores, train_target
     from graphleaks.audit.suite import build_attack, get_suite
     from graphleaks.bundles import load_bundle
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.report.writers import write_report
 
     setup_logging(verbose)
     the_suite = get_suite(suite)  # bad names fail before any work
@@ -176,9 +176,9 @@ def audit(
     bars = want_progress(show_progress, quiet=quiet, json_out=json_out)
     sweep_rows = None
     if sweep_results is not None:
-        from graphleaks.audit.results_store import ResultsStore
-        from graphleaks.audit.verdict import compact_sweep_rows
         from graphleaks.errors import InvalidConfigError
+        from graphleaks.report.verdict import compact_sweep_rows
+        from graphleaks.sweep.results_store import ResultsStore
 
         if not sweep_results.is_file():
             raise InvalidConfigError(f"--sweep-results {sweep_results} does not exist; run "
@@ -281,7 +281,7 @@ def audit(
 
     names = [attacks.get(n).name for n in attack] if attack else None
     if bundle is None:
-        from graphleaks._params import architecture_owner
+        from graphleaks.plugins import architecture_owner
 
         arch = architecture_owner(arch).name
     # One resolution of every --param: canonical owner, declared field types (exit 2 else).
@@ -306,9 +306,9 @@ def audit(
         attack_objs = [build_attack(n, the_suite, params.get(n, {}))
                        for n in applicable_attacks()]
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
-        from graphleaks._params import check_used
         from graphleaks._validation import validate
         from graphleaks.defenses import registry as defenses
+        from graphleaks.plugins import check_used
 
         defense_obj = defenses.get(defense)(**defense_params(defense, params, epsilon, delta))
         validate(defense_obj.config, type(defense_obj).__name__)
@@ -449,7 +449,7 @@ def _print_summary(report: AuditReport, json_path: Path, md_path: Path, json_out
         return
     if quiet:
         return
-    from graphleaks.audit.verdict import compute_verdict
+    from graphleaks.report.verdict import compute_verdict
 
     typer.echo("Verdict")
     for v in compute_verdict(report):

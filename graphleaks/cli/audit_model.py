@@ -37,7 +37,6 @@ def run_model_audit_cli(
     from graphleaks._outputs import REPORT, check_output_dir
     from graphleaks.attacks import registry
     from graphleaks.audit.model_audit import audit_target, model_target
-    from graphleaks.audit.report import write_report
     from graphleaks.audit.suite import get_suite
     from graphleaks.cli._common import (
         check_audit_options,
@@ -48,6 +47,7 @@ def run_model_audit_cli(
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.models.foreign import load_model_file
     from graphleaks.models.protocol import OUTPUT_KINDS
+    from graphleaks.report.writers import write_report
 
     bad = [name for name, on in conflicting.items() if on]
     if bad:

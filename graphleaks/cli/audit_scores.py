@@ -58,7 +58,6 @@ def run_scores_audit_cli(
     from graphleaks._outputs import REPORT, check_output_dir
     from graphleaks.attacks import registry as attacks
     from graphleaks.attacks.capabilities import require_all
-    from graphleaks.audit.report import write_report
     from graphleaks.audit.scores_only import (
         TARGET_KIND,
         audit_scores_run,
@@ -69,6 +68,7 @@ def run_scores_audit_cli(
     from graphleaks.cli._common import check_audit_options, params_as_run, resolve_cli_params
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.data.score_files import SCORE_KINDS, load_scores
+    from graphleaks.report.writers import write_report
 
     given = sorted(k for k, v in conflicting.items() if v)
     if given:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 EXIT_THRESHOLD = 3
 
@@ -53,14 +53,15 @@ def check(
     import dataclasses
 
     from graphleaks._outputs import OutputFile, append_output_file, publish_files
-    from graphleaks.audit.regression import (
+    from graphleaks.audit.spec import load_spec
+    from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.gates import BOUNDS, GateSpec, check_threshold
+    from graphleaks.report.regression import (
         check_report,
         parse_threshold_option,
         render_gate_markdown,
     )
-    from graphleaks.audit.report import load_report
-    from graphleaks.audit.spec import BOUNDS, GateSpec, check_threshold, load_spec
-    from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.report import load_report
 
     # Every path and option is checked, and every file rendered, before the first byte is
     # written: a refused command (a bad --max, --config or --baseline) leaves nothing behind.
@@ -101,7 +102,7 @@ def check(
     md = render_gate_markdown(result)
     if junit is not None:
         from graphleaks._outputs import is_junit_xml
-        from graphleaks.audit.junit import to_junit_xml
+        from graphleaks.report.junit import to_junit_xml
 
         files.append(OutputFile(junit, "--junit", to_junit_xml(result), is_junit_xml))
     if html_target is not None:
@@ -174,8 +175,8 @@ def _check_outputs(junit: Path | None, summary: Path | None, html: Path | None,
 
 def _render_gate_html(data: AuditReport, result: Any) -> str:
     """The gate page; a report whose fields the page needs are malformed is exit 2."""
-    from graphleaks.audit.html import render_html
     from graphleaks.errors import DataError
+    from graphleaks.report.html import render_html
 
     try:
         return render_html(data, gate=result)

@@ -28,9 +28,9 @@ def results(
         help="Write a privacy–utility PNG (first metric vs ε) here.")] = None,
 ) -> None:
     """Query, export (CSV, JSON) and plot the runs of a sweep."""
-    from graphleaks.audit.results_store import STATUSES, ResultsStore, flat_row, to_csv
-    from graphleaks.audit.spec import check_metric
     from graphleaks.errors import DataError, InvalidConfigError
+    from graphleaks.report.gates import check_metric
+    from graphleaks.sweep.results_store import STATUSES, ResultsStore, flat_row, to_csv
 
     if not db.is_file():
         raise DataError(f"results store {db} does not exist")
@@ -81,7 +81,7 @@ def results(
     if plot is not None:
         from graphleaks._io import write_atomically
         from graphleaks._outputs import check_output_file
-        from graphleaks.audit.html import privacy_utility_figure
+        from graphleaks.report.html import privacy_utility_figure
 
         fig = privacy_utility_figure(done, metric=metrics[0])
         check_output_file(plot, flag="--plot", is_ours=_is_plot)  # again: it may have changed

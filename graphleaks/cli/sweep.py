@@ -38,9 +38,9 @@ def sweep(
 ) -> None:
     """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
     from graphleaks._progress import progress_display
-    from graphleaks.audit.sweep import expand_grid, load_sweep_spec, run_sweep
     from graphleaks.cli.audit import want_progress
     from graphleaks.errors import DataError
+    from graphleaks.sweep.sweep import expand_grid, load_sweep_spec, run_sweep
 
     setup_logging(verbose)
     tracker = None
@@ -65,7 +65,7 @@ def sweep(
         raise DataError(f"results store {db} is damaged ({exc}); rerun into a new --db"
                         ) from None
     if tracker is not None:
-        from graphleaks.audit.results_store import ResultsStore
+        from graphleaks.sweep.results_store import ResultsStore
 
         with ResultsStore(db) as store:
             for row in store.rows(status="done"):

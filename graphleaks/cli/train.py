@@ -59,7 +59,7 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
-    from graphleaks._params import architecture_owner, check_used
+    from graphleaks.plugins import architecture_owner, check_used
 
     arch = architecture_owner(arch).name
     # One resolution: canonical owners, values of the fields' declared types.

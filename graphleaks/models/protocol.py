@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -26,15 +26,6 @@ from graphleaks.errors import CapabilityError, InvalidConfigError
 
 OutputKind = Literal["logits", "probabilities", "log_probabilities"]
 OUTPUT_KINDS: tuple[str, ...] = ("logits", "probabilities", "log_probabilities")
-
-
-@runtime_checkable
-class NodeModel(Protocol):
-    """Anything that maps node features and a graph to one output row per node."""
-
-    def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """``[num_nodes, num_classes]`` outputs."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,13 @@
 import numpy as np
 import pytest
 
-from graphleaks.attacks import registry
 from graphleaks.attacks.attribute_inference import (
     AttributeInference,
     fit_predict,
     make_classifier,
     split_known,
 )
-from graphleaks.attacks.base import Output, Task
+from graphleaks.attacks.base import Output
 from graphleaks.attacks.harness import run_attack, sample_challenge
 from graphleaks.audit.runner import evaluate_result, train_target
 from graphleaks.data.synthetic import csbm
@@ -30,11 +29,6 @@ def homophilous_target():
 
 def _mc(result):
     return evaluate_result(result, n_bootstrap=300, seed=0).multiclass
-
-
-def test_registered_and_declares_task():
-    assert registry.get("attribute_inference") is AttributeInference
-    assert AttributeInference.task == Task.ATTRIBUTE
 
 
 def test_challenge_hides_truth_and_hints_known_nodes(homophilous_target):

@@ -88,7 +88,7 @@ def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
 def test_tune_scale_needs_three_references():
     """Fewer than 3 offline references cannot tune: tune_scale is unused there (the CLI refuses
     it, the record says None) and offline_scale is read."""
-    from graphleaks._params import check_used
+    from graphleaks.plugins import check_used
 
     two = BASEMIA(num_references=2, tune_scale=True)
     assert "num_references in [3, 1024]" in two.unused_fields()["tune_scale"]

@@ -3,8 +3,9 @@ import pytest
 
 from graphleaks.attacks.base import Output
 from graphleaks.attacks.confidence_mia import ConfidenceMIA, confidence_scores
-from graphleaks.attacks.harness import run_attack
+from graphleaks.attacks.harness import LabelledChallenge, run_attack, sample_challenge
 from graphleaks.errors import CapabilityError
+from graphleaks.seeding import derive_seed
 
 
 def test_scores_are_true_class_posteriors(trained_target):
@@ -16,8 +17,17 @@ def test_scores_are_true_class_posteriors(trained_target):
 
 
 def test_shadow_threshold_is_independent_of_truth(trained_target):
-    r = run_attack(ConfidenceMIA(), trained_target, seed=0)
+    # the same challenge with every membership label flipped: a threshold that read the
+    # truth would move; one calibrated on the shadow model alone cannot
+    attack = ConfidenceMIA()
+    lc = sample_challenge(attack, trained_target, seed=derive_seed(0, "challenge"))
+    flipped = LabelledChallenge(lc.challenge, 1 - lc.truth)
+    r = run_attack(attack, trained_target, seed=0, challenge=lc)
+    r_flipped = run_attack(attack, trained_target, seed=0, challenge=flipped)
     assert r.threshold is not None and 0.0 <= r.threshold <= 1.0
+    assert r_flipped.threshold == r.threshold
+    np.testing.assert_array_equal(r_flipped.scores, r.scores)
+    assert r_flipped.labels.tolist() == (1 - r.labels).tolist()  # the truth did change
 
 
 def test_duddu_bug_reproduction_ignores_labels(trained_target):

@@ -140,7 +140,7 @@ def test_auto_sampler_grows_the_uniform_sample_to_the_grading_minimum(
         sparse_target) -> None:  # noqa: ANN001
     """100 uniform nodes expect about 1.3 edges: the paper's sample grows (< 4x) instead."""
     from graphleaks.attacks._pairs import MIN_GRADED_POSITIVES
-    from graphleaks.audit.verdict import MIN_PER_SIDE
+    from graphleaks.report.verdict import MIN_PER_SIDE
 
     assert MIN_GRADED_POSITIVES == MIN_PER_SIDE  # the sampler aims at what the verdict grades
     r = run_attack(LinkTeller(n_nodes=100, sampler="auto"), sparse_target, seed=0)

@@ -97,7 +97,7 @@ def test_attack_must_fit_unit():
 
 
 def test_report_shows_claimed_beside_audited_and_flags_violation(small_graph):
-    from graphleaks.audit.report import _canary_lines
+    from graphleaks.report.markdown import _canary_lines
 
     ok = _audit(small_graph, "edgerand", 0, defense_params={"epsilon": 1.0})
     bad = _audit(small_graph, _TenthNoiseEdgeRand(epsilon=1.0), 0)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graphleaks.audit.regression import check_report, parse_threshold_option
 from graphleaks.audit.runner import run_audit, train_target
-from graphleaks.audit.spec import GateSpec
+from graphleaks.report.gates import GateSpec
+from graphleaks.report.regression import check_report, parse_threshold_option
 
 #: The thresholds the README documents for a first CI gate (``graphleaks check --max ...``).
 README_EXAMPLE = ("auc=0.6", "link_stealing.auc=0.7")

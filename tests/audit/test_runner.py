@@ -7,11 +7,12 @@ import torch
 from graphleaks.attacks.base import Challenge, Task
 from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.harness import LabelledChallenge, run_attack
-from graphleaks.audit.report import load_report, write_report
 from graphleaks.audit.runner import evaluate_result, run_audit, train_target
 from graphleaks.data import tiny_graph
 from graphleaks.data.synthetic import csbm
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.report.report import load_report
+from graphleaks.report.writers import write_report
 
 
 def _auc(result, seed=0):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from graphleaks.audit.records import MetricReading, decode_readings
 from graphleaks.audit.spec import (
     METRICS,
     AuditSpec,
@@ -12,6 +11,7 @@ from graphleaks.audit.spec import (
     parse_spec,
 )
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.records import MetricReading, decode_readings
 
 GOOD = """
 [target]

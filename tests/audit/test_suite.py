@@ -8,11 +8,11 @@ import pytest
 
 from graphleaks.attacks import registry
 from graphleaks.attacks.base import Output
-from graphleaks.audit.report import write_report
 from graphleaks.audit.runner import audit_with_scores
-from graphleaks.audit.scores import CSV_COLUMNS
 from graphleaks.audit.suite import SUITES, applicable_attacks, build_attack, get_suite
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.scores import CSV_COLUMNS
+from graphleaks.report.writers import write_report
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from graphleaks.audit.report import load_report
 from graphleaks.audit.tracking import MlflowTracker, flat_metrics
 from graphleaks.metrics.binary import Estimate
 from graphleaks.metrics.slices import SliceMetrics
+from graphleaks.report.report import load_report
 
 
 def test_flat_metrics_carry_interval_bounds():
-    m = load_report(Path(__file__).parent / "data" / "report_v1.json").attack(
+    m = load_report(Path(__file__).parents[1] / "report" / "data" / "report_v1.json").attack(
         "confidence_mia").metrics
     m = replace(m, slices={"degree<=2": SliceMetrics(10, 10, Estimate(0.9, 0.8, 1.0))})
     d = dict(flat_metrics("confidence_mia", m))
@@ -31,8 +31,8 @@ def test_logs_an_audit_to_a_file_store(tmp_path, trained_target, monkeypatch):
     mlflow = pytest.importorskip("mlflow")
     # MLflow 3 keeps the file store behind an opt-in; it is the offline store a test can use
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import run_audit
+    from graphleaks.report.writers import write_report
 
     report = run_audit(trained_target, ["confidence_mia"], seed=0, n_bootstrap=30)
     write_report(report, tmp_path / "out")

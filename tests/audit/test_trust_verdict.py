@@ -13,11 +13,12 @@ import re
 
 import pytest
 
-from graphleaks.audit.report import AuditReport, render_markdown
 from graphleaks.audit.runner import run_audit, train_target
-from graphleaks.audit.verdict import compute_verdict, verdict_notes
 from graphleaks.data.synthetic import csbm
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.report.markdown import render_markdown
+from graphleaks.report.report import AuditReport
+from graphleaks.report.verdict import compute_verdict, verdict_notes
 
 DEFENSES = {
     "gap_edp": {"epsilon": 1.0},
@@ -102,7 +103,7 @@ def test_audited_epsilon_by_default(defended) -> None:  # noqa: ANN001
     md = render_markdown(report)
     assert "canary-audited ε ≥" in md and "## Canary audits (one run)" in md
     if name == "gap_edp":  # the page draws figures: one defense is enough
-        from graphleaks.audit.html import render_html
+        from graphleaks.report.html import render_html
 
         assert "canary-audited ε ≥" in render_html(report)
     assert "audited ε ≥" in next(v.coverage for v in compute_verdict(report)
@@ -177,9 +178,9 @@ def test_a_user_model_gets_pipeline_advice() -> None:
 def test_skipped_and_ungraded_attacks_are_in_the_notes() -> None:
     from dataclasses import replace
 
-    from graphleaks.audit.report import load_report
+    from graphleaks.report.report import load_report
 
-    report = load_report("tests/audit/data/report_v1.json")
+    report = load_report("tests/report/data/report_v1.json")
     report = replace(report, config={**report.config,
                                      "skipped_attacks": {"tia": "tia requires X"}})
     notes = verdict_notes(report)
@@ -193,8 +194,8 @@ def test_linkteller_is_graded_on_amazon_photo(data_root, tmp_path) -> None:  # n
     """The issue's case: 100 uniform nodes of Amazon Photo held 6 edges."""
     from graphleaks.attacks.harness import run_attack
     from graphleaks.audit.suite import build_attack, get_suite
-    from graphleaks.audit.verdict import MIN_PER_SIDE
     from graphleaks.data.datasets import load_dataset
+    from graphleaks.report.verdict import MIN_PER_SIDE
 
     g = load_dataset("amazon-photo", data_root=data_root, cache_dir=tmp_path)
     t = train_target(g, spec=ArchitectureSpec(epochs=20), seed=0)

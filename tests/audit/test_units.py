@@ -9,13 +9,13 @@ from typer.testing import CliRunner
 
 from graphleaks.attacks.confidence_mia import ConfidenceMIA
 from graphleaks.attacks.link_stealing import LinkStealingAttack
-from graphleaks.audit.html import render_html
-from graphleaks.audit.report import render_markdown
 from graphleaks.audit.runner import run_audit, train_target
 from graphleaks.cli import app
 from graphleaks.data.synthetic import csbm
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.privacy_bound import compare_with_claim, epsilon_lower_bound
+from graphleaks.report.html import render_html
+from graphleaks.report.markdown import render_markdown
 
 
 @pytest.fixture(scope="module")

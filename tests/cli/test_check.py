@@ -9,10 +9,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from graphleaks.audit.report import write_report
 from graphleaks.audit.spec import parse_spec, run_spec
 from graphleaks.cli import _one_line_errors
 from graphleaks.cli.check import check
+from graphleaks.report.writers import write_report
 
 app = typer.Typer()
 app.command("check")(_one_line_errors(check))
@@ -138,8 +138,8 @@ def test_bad_report_and_baseline_version(reports, tmp_path):
 
 
 def _audited(tmp_path, trained_target):  # noqa: ANN001, ANN202
-    from graphleaks.audit.report import write_report
     from graphleaks.audit.runner import run_audit
+    from graphleaks.report.writers import write_report
 
     json_path, _ = write_report(run_audit(trained_target, ["confidence_mia"], seed=0,
                                           n_bootstrap=50), tmp_path / "rep")

@@ -71,7 +71,7 @@ def test_default_threads_do_not_oversubscribe_small_machines() -> None:
 _READ_PROBE = """
 import sys
 from pathlib import Path
-from graphleaks.audit.report import AuditReport
+from graphleaks.report.report import AuditReport
 AuditReport.from_json(Path({report!r}).read_bytes())
 from graphleaks.cli import main
 sys.argv = ["graphleaks", *{args!r}]
@@ -92,9 +92,9 @@ def report_with_canary(tmp_path_factory: pytest.TempPathFactory) -> str:
     import math
     from pathlib import Path
 
-    from graphleaks.audit.records import CanaryAudit
-    from graphleaks.audit.report import AuditReport
     from graphleaks.metrics.one_run import OneRunBound
+    from graphleaks.report.records import CanaryAudit
+    from graphleaks.report.report import AuditReport
 
     v1 = Path(__file__).parents[2] / "ci" / "privacy-baseline.json"  # slices wide enough
     report = AuditReport.from_json(v1.read_bytes())
@@ -146,7 +146,7 @@ def test_querying_a_results_store_imports_no_torch(tmp_path) -> None:
     import json
     from pathlib import Path
 
-    from graphleaks.audit.results_store import ResultsStore
+    from graphleaks.sweep.results_store import ResultsStore
 
     report = json.loads((Path(__file__).parents[2] / "ci" / "privacy-baseline.json").read_text())
     db = tmp_path / "runs.sqlite"

@@ -233,7 +233,7 @@ def test_a_param_the_default_mode_does_not_read_is_refused_and_recorded_none(kin
         if kind == "attack":
             build_attack(name, get_suite("standard"), params[attacks.get(name).name])
         else:
-            from graphleaks._params import build_plugin
+            from graphleaks.plugins import build_plugin
 
             build_plugin("defense", name, params[defenses.get(name).name])
     assert _instance(kind, name, {}).config_record()[field] is None
@@ -277,7 +277,7 @@ def test_typed_python_and_toml_values_are_checked_like_text():
     d = defenses.get("gap_edp")(**defense_params("gap_edp", {"gap_edp": {"epsilon": 2}},
                                                  None, None))
     assert d.config.epsilon == 2
-    from graphleaks._params import build_plugin
+    from graphleaks.plugins import build_plugin
 
     assert type(build_plugin("defense", "GAP_EDP", {"epsilon": 2}).config.epsilon) is float
 
@@ -314,7 +314,7 @@ def test_end_to_end_cli_report_records_the_params_used(tmp_path):
 
 
 def test_a_defense_field_the_release_ignores_is_refused_and_recorded_none():
-    from graphleaks._params import build_plugin
+    from graphleaks.plugins import build_plugin
 
     with pytest.raises(InvalidConfigError, match="heterorr.epsilon has no effect"):
         build_plugin("defense", "heterorr", {"features": "public", "epsilon": 2.0})

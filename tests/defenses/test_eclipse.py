@@ -11,7 +11,6 @@ import torch
 from graphleaks.audit.runner import train_target
 from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.data import SplitConfig, csbm
-from graphleaks.defenses import registry
 from graphleaks.defenses.eclipse import (
     PAPER_NOTE,
     _noisy_matmul,
@@ -32,11 +31,6 @@ SPEC = ArchitectureSpec(hidden=(16,), epochs=30, patience=0)
 @pytest.fixture(scope="module")
 def graph():
     return csbm(60, seed=0)
-
-
-def test_registered():
-    assert registry.get("eclipse").strict is False
-    assert registry.get("eclipse_strict").strict is True
 
 
 def test_paper_delta_and_sigma_golden():

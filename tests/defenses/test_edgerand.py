@@ -10,7 +10,6 @@ import torch
 
 from graphleaks.audit.runner import train_target
 from graphleaks.data import SplitConfig, csbm
-from graphleaks.defenses import registry
 from graphleaks.defenses._edge_release import (
     keys_to_edge_index,
     num_pairs,
@@ -20,13 +19,9 @@ from graphleaks.defenses._edge_release import (
 from graphleaks.defenses.edgerand import edgerand_release, edgerand_replace_probability
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyUnit
+from graphleaks.privacy.ledger import GuaranteeStatus
 
 SPEC = ArchitectureSpec(hidden=(16,), epochs=30, patience=0)
-
-
-def test_registered():
-    assert registry.get("edgerand").privacy_unit == PrivacyUnit.EDGE
 
 
 def test_pair_keys_roundtrip():

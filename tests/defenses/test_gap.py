@@ -10,7 +10,6 @@ import torch
 from graphleaks.audit.runner import train_target
 from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.data.synthetic import csbm
-from graphleaks.defenses import registry
 from graphleaks.defenses.gap import GAPModel, bound_out_degree, sum_aggregate
 from graphleaks.errors import InvalidConfigError
 from graphleaks.privacy.ledger import PrivacyUnit
@@ -28,11 +27,6 @@ def graph():
 def edp_target(graph):
     return train_target(graph, defense="gap_edp", defense_params={"epsilon": 1.0, **FAST},
                         seed=0)
-
-
-def test_registered():
-    assert registry.get("gap_edp").privacy_unit == PrivacyUnit.EDGE
-    assert registry.get("gap_ndp").privacy_unit == PrivacyUnit.NODE
 
 
 def test_undirected_edge_changes_aggregate_by_sqrt2():

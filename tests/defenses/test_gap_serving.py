@@ -7,13 +7,13 @@ import torch
 from typer.testing import CliRunner
 
 from graphleaks.attacks.linkteller import LinkTeller
-from graphleaks.audit.report import render_markdown
 from graphleaks.audit.runner import run_audit, train_target
 from graphleaks.bundles import load_bundle, save_bundle
 from graphleaks.cli import app
 from graphleaks.data.synthetic import csbm
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.privacy.accounting import api_epsilon
+from graphleaks.report.markdown import render_markdown
 
 FAST = {"encoder_epochs": 3, "epochs": 3}
 

@@ -9,17 +9,12 @@ import pytest
 
 from graphleaks.audit.runner import train_target
 from graphleaks.data import SplitConfig, csbm
-from graphleaks.defenses import registry
 from graphleaks.defenses.lapgraph import lapgraph_release, top_laplace_order_statistics
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyUnit
+from graphleaks.privacy.ledger import GuaranteeStatus
 
 SPEC = ArchitectureSpec(hidden=(16,), epochs=30, patience=0)
-
-
-def test_registered():
-    assert registry.get("lapgraph").privacy_unit == PrivacyUnit.EDGE
 
 
 def test_order_statistics_match_sorting():

@@ -185,10 +185,10 @@ def test_named_graph_selects_its_table_and_the_record_says_so():
 
 @pytest.mark.parametrize("name", [None, "citeseer"])
 def test_untuned_graph_gets_a_seeded_validation_search(name):
-    from graphleaks.audit.report import render_markdown
     from graphleaks.audit.runner import run_audit, train_target
     from graphleaks.data.synthetic import csbm
     from graphleaks.defenses.lpgnn import SEARCH_LR, SEARCH_WEIGHT_DECAY, SEARCH_X_STEPS
+    from graphleaks.report.markdown import render_markdown
 
     g = csbm(60, seed=0)
     if name is not None:

@@ -53,19 +53,19 @@ def case(kind: str, name: str) -> Callable[[Build], Build]:
 
 #: A small valid report (schema version 1, one attack) that the hostile cases corrupt: the
 #: committed v1 report cut to its first attack (``check`` needs one to get that far).
-_V1 = json.loads((Path(__file__).parents[1] / "audit" / "data" / "report_v1.json").read_text())
+_V1 = json.loads((Path(__file__).parents[1] / "report" / "data" / "report_v1.json").read_text())
 MINIMAL_REPORT = {k: v for k, v in _V1.items() if k != "verdict"}
 MINIMAL_REPORT["attacks"] = _V1["attacks"][:1]
 
 
 def build_assets(root: Path) -> Path:
     """Valid inputs the cases corrupt: graph files, a bundle, a report, a store, specs."""
-    from graphleaks.audit.results_store import ResultsStore
     from graphleaks.audit.runner import train_target
     from graphleaks.bundles import save_bundle
     from graphleaks.data.files import load_graph_files
     from graphleaks.data.synthetic import csbm
     from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.sweep.results_store import ResultsStore
 
     root.mkdir(parents=True, exist_ok=True)
     g = csbm(60, num_classes=3, num_features=8, avg_degree=6.0, seed=0)

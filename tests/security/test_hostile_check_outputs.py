@@ -28,7 +28,7 @@ def no_training(monkeypatch):
     import graphleaks.audit.model_audit as model_audit
     import graphleaks.audit.runner as runner
     import graphleaks.audit.scores_only as scores_only
-    import graphleaks.audit.sweep as sweep
+    import graphleaks.sweep.sweep as sweep
 
     def boom(*args, **kwargs):
         raise RuntimeError("work started before the MLflow store was checked")
@@ -138,7 +138,7 @@ def test_write_baseline_alone_writes_the_report(hostile):
 
 
 def test_a_gate_that_fails_to_render_writes_nothing(hostile, monkeypatch):
-    import graphleaks.audit.html as html
+    import graphleaks.report.html as html
 
     def malformed(*args, **kwargs):
         raise KeyError("a nested field the page reads")
@@ -185,7 +185,7 @@ def test_audit_out_link_is_refused(hostile, no_training):
 
 @pytest.mark.parametrize("flag", ["--out", "--plot"])
 def test_results_refuses_links_and_foreign_files(hostile, flag):
-    from graphleaks.audit.results_store import ResultsStore
+    from graphleaks.sweep.results_store import ResultsStore
 
     ResultsStore(hostile.root / "s.sqlite").close()
     (hostile.root / "notes.csv").write_text("config_hash is a column we also use\n")
@@ -197,7 +197,7 @@ def test_results_refuses_links_and_foreign_files(hostile, flag):
 
 
 def test_results_export_is_replaced_by_a_rerun_and_a_failed_plot_writes_nothing(hostile):
-    from graphleaks.audit.results_store import ResultsStore
+    from graphleaks.sweep.results_store import ResultsStore
 
     ResultsStore(hostile.root / "s.sqlite").close()
     for fmt in ("csv", "json", "table", "csv"):
@@ -240,7 +240,7 @@ def test_ten_bootstrap_replicates_write_the_whole_report(hostile):
     assert sorted(p.name for p in (hostile.root / "rep").iterdir()) == [
         "report.html", "report.json", "report.md", "scores.csv"]
     report = json.loads((hostile.root / "rep" / "report.json").read_text())
-    from graphleaks.audit.report import load_report
+    from graphleaks.report.report import load_report
 
     for a in load_report(hostile.root / "rep" / "report.json").attacks:
         for name, e in a.metrics.estimates().items():
@@ -412,7 +412,7 @@ def test_model_audit_logs_its_report_to_mlflow(hostile, mlflow_store, monkeypatc
     from pathlib import Path
 
     import graphleaks.cli.audit_model as audit_model
-    from graphleaks.audit.report import load_report
+    from graphleaks.report.report import load_report
 
     mlflow, uri = mlflow_store
     calls = []
@@ -420,7 +420,7 @@ def test_model_audit_logs_its_report_to_mlflow(hostile, mlflow_store, monkeypatc
     def stub(model, **kwargs):
         kwargs["before_work"]()
         calls.append(model)
-        v1 = Path(__file__).parents[1] / "audit" / "data" / "report_v1.json"
+        v1 = Path(__file__).parents[1] / "report" / "data" / "report_v1.json"
         return types.SimpleNamespace(report=load_report(v1))
 
     monkeypatch.setattr(audit_model, "run_model_audit_cli", stub)

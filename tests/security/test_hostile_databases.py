@@ -49,7 +49,7 @@ def test_results_refuses_a_foreign_database(hostile, app_db):
 
 
 def test_sweep_refuses_a_foreign_database_before_running(hostile, app_db, spec, monkeypatch):
-    import graphleaks.audit.sweep as sw
+    import graphleaks.sweep.sweep as sw
 
     def boom(*args, **kwargs):
         raise RuntimeError("a run started")
@@ -73,7 +73,7 @@ def test_files_that_are_not_stores(hostile, content):
 
 
 def test_store_of_a_newer_version(hostile):
-    from graphleaks.audit.results_store import ResultsStore
+    from graphleaks.sweep.results_store import ResultsStore
 
     path = hostile.root / "s.sqlite"
     ResultsStore(path).close()

@@ -87,7 +87,7 @@ def test_embed_refuses_the_working_directory(hostile):
 
 
 def test_report_folder_is_all_or_nothing(hostile, bundle, graph_dir, monkeypatch):
-    import graphleaks.audit.html as html
+    import graphleaks.report.html as html
 
     def killed(*args, **kwargs):
         raise RuntimeError("killed while rendering report.html")
@@ -125,7 +125,7 @@ def test_check_replaces_its_own_junit(hostile):
 
 
 def test_results_export_never_overwrites_a_foreign_file(hostile):
-    from graphleaks.audit.results_store import ResultsStore
+    from graphleaks.sweep.results_store import ResultsStore
 
     ResultsStore(hostile.root / "s.sqlite").close()
     (hostile.root / "data.csv").write_text("name,salary\nann,1\n")

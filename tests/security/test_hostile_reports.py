@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from graphleaks.audit.report import REPORT_SCHEMA_VERSION
+from graphleaks.report.report import REPORT_SCHEMA_VERSION
 
 
 def _good():

@@ -152,7 +152,7 @@ def test_deep_report_json_is_refused_by_check(hostile, depth):
 
 
 def test_oversized_report_json_is_refused_by_check(hostile, monkeypatch):
-    from graphleaks.audit import report
+    from graphleaks.report import report
 
     monkeypatch.setattr(report, "MAX_REPORT_BYTES", 1024)  # stands in for 256 MB
     path = hostile.report(hostile.root, padding="x" * 2048)
@@ -238,7 +238,7 @@ def test_scores_csv_cells_never_run_as_formulas(tmp_path):
     import csv
     import io
 
-    from graphleaks.audit.scores import CandidateTable, scores_csv
+    from graphleaks.report.scores import CandidateTable, scores_csv
 
     table = CandidateTable(
         attack="=HYPERLINK(\"http://x\")", task="membership", nodes=np.array([0, 1]),
@@ -253,7 +253,7 @@ def test_scores_csv_cells_never_run_as_formulas(tmp_path):
 
 
 def test_results_csv_cells_never_run_as_formulas():
-    from graphleaks.audit.results_store import to_csv
+    from graphleaks.sweep.results_store import to_csv
 
     text = to_csv([{"config_hash": "abc", "status": "failed", "error": "=cmd|' /C calc'!A0",
                     "train_s": -1.0}], [])

@@ -6,7 +6,7 @@ import numpy as np
 
 from graphleaks.attacks.harness import run_attack
 from graphleaks.attacks.link_stealing import LinkStealingAttack
-from graphleaks.audit.scores import candidate_table, most_exposed, node_attributes, slice_masks
+from graphleaks.report.scores import candidate_table, most_exposed, node_attributes, slice_masks
 
 
 def test_degree_counts_each_undirected_edge_once(trained_target):

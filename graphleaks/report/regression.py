@@ -1,7 +1,7 @@
 """The CI privacy gate: compare a report with thresholds and a baseline report.
 
 Each check reads an already computed estimate from the typed report (see
-:data:`graphleaks.audit.records.METRIC_READERS`) and, by default, gates on its **upper**
+:data:`graphleaks.report.records.METRIC_READERS`) and, by default, gates on its **upper**
 confidence bound: a build fails only when the interval reaches past the limit, so the
 gate is conservative about leakage and a lucky point estimate cannot hide a leak.
 
@@ -12,7 +12,7 @@ against a safer one's baseline, and a safer one passes against a leakier one's. 
 ``bound = "value"`` (or a metric without an interval, such as ``epsilon_lb``) the point
 estimates are compared instead.
 
-A binary attack with fewer than :data:`~graphleaks.audit.verdict.MIN_PER_SIDE` positives
+A binary attack with fewer than :data:`~graphleaks.report.verdict.MIN_PER_SIDE` positives
 or negatives (in the report or the baseline) is **not gated**: its check passes with the
 message ``not gated: N positives / M negatives``, as the verdict calls it inconclusive.
 
@@ -20,8 +20,8 @@ A baseline audited on a different graph (another target fingerprint) is refused;
 the same graph but another architecture or defense gates with a warning note.
 
 Example:
-    >>> from graphleaks.audit.report import load_report
-    >>> report = load_report("tests/audit/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
+    >>> from graphleaks.report.report import load_report
+    >>> report = load_report("tests/report/data/report_v1.json")  # AUC 0.674 [0.404, 0.859]
     >>> gate = GateSpec(thresholds=(Threshold("auc", 0.9, "confidence_mia"),))
     >>> check_report(report, gate).passed
     True
@@ -37,18 +37,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._registry import normalize_name
-from graphleaks.audit.records import MetricReading, Readings, slice_as_metrics
-from graphleaks.audit.spec import (
+from graphleaks.errors import DataError, InvalidConfigError, one_line
+from graphleaks.report.gates import (
     GateSpec,
     Threshold,
     check_metric,
     check_threshold,
     is_metric,
 )
-from graphleaks.errors import DataError, InvalidConfigError, one_line
+from graphleaks.report.records import MetricReading, Readings, slice_as_metrics
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+    from graphleaks.report.report import AuditReport
 
 SLICE_METRICS = ("auc", "tpr@1%fpr")
 
@@ -149,7 +149,7 @@ def _check(attack: str, metric: str, kind: str, limit: float, est: MetricReading
 
 def _too_few(*readings: Readings | None) -> str | None:
     """``not gated: ...`` when a binary side has fewer than the verdict's minimum, else None."""
-    from graphleaks.audit.verdict import MIN_PER_SIDE
+    from graphleaks.report.verdict import MIN_PER_SIDE
 
     for r in readings:
         if r is None or r.n_pos is None or r.n_neg is None:
@@ -212,7 +212,7 @@ def check_report(
     """Evaluate a report (as from ``load_report``) against a gate.
 
     Reports and baselines of schema version 1 are read into the same typed records as
-    version 2 (by :meth:`~graphleaks.audit.report.AuditReport.from_json`), so an old CI
+    version 2 (by :meth:`~graphleaks.report.report.AuditReport.from_json`), so an old CI
     baseline gates a new report.
 
     Args:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from graphleaks.audit.regression import (
+from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.gates import GateSpec, Threshold
+from graphleaks.report.regression import (
     check_report,
     parse_threshold_option,
     render_gate_markdown,
 )
-from graphleaks.audit.report import REPORT_SCHEMA_VERSION, AuditReport, load_report
-from graphleaks.audit.spec import GateSpec, Threshold
-from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.report.report import REPORT_SCHEMA_VERSION, AuditReport, load_report
 
 V1 = Path(__file__).parent / "data" / "report_v1.json"
 

@@ -3,7 +3,7 @@
 Jenkins, GitLab, GitHub test reporters and most CI systems read this format.
 
 Example:
-    >>> from graphleaks.audit.regression import GateCheck, GateResult
+    >>> from graphleaks.report.regression import GateCheck, GateResult
     >>> c = GateCheck("confidence_mia", "auc", "threshold", 0.6, 0.7, 0.65, (0.6, 0.7),
     ...               False, "crossed")
     >>> xml = to_junit_xml(GateResult((c,), "upper", 1))
@@ -23,7 +23,7 @@ from graphleaks._outputs import (
     is_junit_xml,
     publish_files,
 )
-from graphleaks.audit.regression import GateResult
+from graphleaks.report.regression import GateResult
 
 
 def to_junit_xml(result: GateResult, *, suite: str = "graphleaks-privacy-gate") -> str:

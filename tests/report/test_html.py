@@ -10,11 +10,12 @@ import pytest
 
 from graphleaks.attacks import registry
 from graphleaks.attacks.harness import run_attack
-from graphleaks.audit.html import render_html, roc_points, write_html
-from graphleaks.audit.records import RocCurve
-from graphleaks.audit.regression import check_report
 from graphleaks.audit.runner import run_audit
-from graphleaks.audit.spec import GateSpec, Threshold, build_target, parse_spec
+from graphleaks.audit.spec import build_target, parse_spec
+from graphleaks.report.gates import GateSpec, Threshold
+from graphleaks.report.html import render_html, roc_points, write_html
+from graphleaks.report.records import RocCurve
+from graphleaks.report.regression import check_report
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphleaks.audit.results_store import RESULT_COLUMNS, ResultsStore
-from graphleaks.audit.sweep import parse_sweep_spec, run_sweep
 from graphleaks.errors import InvalidConfigError
+from graphleaks.sweep.results_store import RESULT_COLUMNS, ResultsStore
+from graphleaks.sweep.sweep import parse_sweep_spec, run_sweep
 
 RAW = {"target": {"dataset": "synthetic", "synthetic": {"num_nodes": 60, "num_features": 8},
                   "architecture": {"epochs": 20, "hidden": [16]}},

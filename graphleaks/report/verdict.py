@@ -38,7 +38,7 @@ a reason the user can act on.
 The verdict reads metrics already computed by :mod:`graphleaks.metrics`; it computes none.
 
 Example:
-    >>> from graphleaks.audit.records import MetricReading, Readings
+    >>> from graphleaks.report.records import MetricReading, Readings
     >>> r = Readings({"auc": MetricReading(0.8, (0.77, 0.83)),
     ...               "tpr@1%fpr": MetricReading(0.08, (0.04, 0.12))})
     >>> v = verdict_of([("confidence_mia", "membership", r)])
@@ -52,16 +52,20 @@ import html
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphleaks._display import fmt_figure as _f
-from graphleaks.audit.records import MetricReading, Readings, decode_readings
-
-if TYPE_CHECKING:
-    from graphleaks.audit.report import AuditReport
+from graphleaks.privacy.ledger import PrivacyLedger
+from graphleaks.report.records import (
+    AttackMetrics,
+    CanaryAudit,
+    MetricReading,
+    Readings,
+    decode_readings,
+)
+from graphleaks.threat import ThreatModel
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
-LEVELS = ("none", "low", "high", "severe")
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
@@ -113,6 +117,83 @@ MIN_PER_SIDE = 10
 #: A target whose test accuracy is below the majority baseline plus this is uninformative.
 UNINFORMATIVE_MARGIN = 0.05
 _RANK = {"inconclusive": -2, "miscalibrated": -1, "none": 0, "low": 1, "high": 2, "severe": 3}
+
+
+class GradedAttack(Protocol):
+    """What the verdict reads of one attack's outcome (a report's ``AttackReport``)."""
+
+    @property
+    def attack(self) -> str:
+        """The attack's registry name."""
+
+    @property
+    def task(self) -> str:
+        """Its task (``membership``, ``link``, ...)."""
+
+    @property
+    def metrics(self) -> AttackMetrics:
+        """Its typed metrics."""
+
+    @property
+    def threat_model(self) -> ThreatModel:
+        """The threat model it ran under."""
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """Its configuration as recorded."""
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """Its notes."""
+
+
+class GradedTarget(Protocol):
+    """What the verdict reads of the audited target (a report's ``TargetSummary``)."""
+
+    @property
+    def defense(self) -> str:
+        """The defense that trained it."""
+
+    @property
+    def dataset(self) -> Mapping[str, Any]:
+        """The dataset record."""
+
+    @property
+    def protocol(self) -> str:
+        """The training protocol."""
+
+    @property
+    def utility(self) -> Mapping[str, float]:
+        """Utility metrics."""
+
+    @property
+    def training(self) -> Mapping[str, Any]:
+        """The training record."""
+
+
+class GradedReport(Protocol):
+    """What the verdict reads of a report (an ``AuditReport``; the verdict sits below it,
+    since the report's JSON records its verdict)."""
+
+    @property
+    def attacks(self) -> Sequence[GradedAttack]:
+        """The attacks' outcomes."""
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        """The audit's configuration (``sweep_rows`` and skipped attacks are read from it)."""
+
+    @property
+    def target(self) -> GradedTarget:
+        """The audited target."""
+
+    @property
+    def ledger(self) -> PrivacyLedger:
+        """The target's privacy ledger."""
+
+    @property
+    def canary_audits(self) -> Sequence[CanaryAudit]:
+        """Canary audits of the claimed ε."""
 
 
 @dataclass(frozen=True)
@@ -248,7 +329,7 @@ class TargetContext:
         return self.ledger_unit != "none" and math.isfinite(self.epsilon)
 
 
-def target_origin(report: AuditReport) -> str:
+def target_origin(report: GradedReport) -> str:
     """``scores``, ``user`` or ``graphleaks``: who trained the target (see TargetContext)."""
     cfg = report.config
     if "scores_only" in cfg or report.target.protocol == "scores_only":
@@ -261,7 +342,7 @@ def target_origin(report: AuditReport) -> str:
     return "graphleaks"
 
 
-def context_of(report: AuditReport) -> TargetContext:
+def context_of(report: GradedReport) -> TargetContext:
     """The :class:`TargetContext` of a report."""
     led = report.ledger
     private = led.status.value != "non_private" and math.isfinite(led.epsilon)
@@ -391,7 +472,7 @@ def artefact_of(attack: str, outputs: Sequence[str], config: Mapping[str, Any]) 
     return None
 
 
-def uninformative_line(report: AuditReport) -> RiskVerdict | None:
+def uninformative_line(report: GradedReport) -> RiskVerdict | None:
     """The verdict's first line for a target that learned too little to be worth auditing.
 
     Uninformative: test accuracy below the majority baseline plus
@@ -417,7 +498,7 @@ def uninformative_line(report: AuditReport) -> RiskVerdict | None:
 
 
 def compute_verdict(
-    report: AuditReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
+    report: GradedReport, *, sweep_rows: Sequence[Mapping[str, Any]] | None = None
 ) -> list[RiskVerdict]:
     """One :class:`RiskVerdict` per risk, in the order of :data:`RISKS`, for this target.
 
@@ -486,7 +567,7 @@ def verdict_of(
     return out
 
 
-def verdict_notes(report: AuditReport) -> list[str]:
+def verdict_notes(report: GradedReport) -> list[str]:
     """Every attack skipped or not graded, and the audited-ε status, with what to do.
 
     Nothing is lost silently: an attack the target could not serve, a challenge too small
@@ -543,7 +624,7 @@ def verdict_dicts(verdict: Sequence[RiskVerdict]) -> list[dict[str, Any]]:
     return [asdict(v) for v in verdict]
 
 
-def render_verdict_markdown(report: AuditReport) -> str:
+def render_verdict_markdown(report: GradedReport) -> str:
     """The verdict as a Markdown section for the top of ``report.md``."""
     lines = ["## Verdict", ""]
     verdict = compute_verdict(report)
@@ -564,7 +645,7 @@ def render_verdict_markdown(report: AuditReport) -> str:
     return "\n".join(lines)
 
 
-def _audited_lines(report: AuditReport) -> list[str]:
+def _audited_lines(report: GradedReport) -> list[str]:
     """Claimed beside audited ε, one line per canary audit."""
     return [f"Claimed ε {a.claimed_epsilon:.3g} ({a.unit} unit) beside canary-audited ε ≥ "
             f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries): "
@@ -576,7 +657,7 @@ _COLOURS = {"inconclusive": "warn", "none": "ok", "low": "warn", "high": "bad", 
             "miscalibrated": "warn", "not assessed": "", "uninformative": "warn"}
 
 
-def render_verdict_html(report: AuditReport) -> str:
+def render_verdict_html(report: GradedReport) -> str:
     """The verdict as an HTML section for the top of ``report.html``."""
     e = html.escape
     out = ["<h2>Verdict</h2>"]

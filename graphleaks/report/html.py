@@ -19,20 +19,18 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import math
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from graphleaks._display import fmt_figure
 from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_files
-from graphleaks.audit.records import MetricReading, decode_readings
-from graphleaks.audit.report import AuditReport, interval_methods_of, table_footnotes
-from graphleaks.audit.risk_sections import candidates_cell
+from graphleaks.report._figures import figure, pyplot
+from graphleaks.report.records import MetricReading, decode_readings
+from graphleaks.report.report import AuditReport, interval_methods_of, table_footnotes
+from graphleaks.report.risk_sections import candidates_cell
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
                  "accuracy")
@@ -93,31 +91,6 @@ def _est_cell(est: MetricReading | None) -> str:
     return f'<td class="num">{inner}</td>'
 
 
-def _png(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _figure(fig: Any, caption: str, alt: str) -> str:
-    return (f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{_png(fig)}">'
-            f"<figcaption>{caption}</figcaption></figure>")
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    # Agg (no display needed) unless the user chose a backend, e.g. Jupyter's inline one
-    if not os.environ.get("MPLBACKEND") and "inline" not in matplotlib.get_backend():
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def roc_points(
     report: AuditReport, results: Sequence[Any] | None = None
 ) -> dict[str, tuple[list[float], list[float]]]:
@@ -139,7 +112,7 @@ def roc_points(
 
 def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Any:
     """ROC curves on log–log axes with the chance diagonal."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     lo = 1.0
     for name, (fpr, tpr) in curves.items():
@@ -168,7 +141,7 @@ def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) ->
 def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%fpr",
                                                                  "max_advantage")) -> Any:
     """Point estimates with confidence intervals, per attack and metric, with baselines."""
-    plt = _pyplot()
+    plt = pyplot()
     attacks = [a for a in report.attacks if a.metrics.binary is not None]
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics),
                                                        0.55 * max(2, len(attacks)) + 1.2),
@@ -206,7 +179,7 @@ def privacy_utility_figure(
     (defense, attack). Rows are results-store rows (see ``ResultsStore.rows``) or dicts with
     ``defense``, ``attack``, ``epsilon``, ``metrics`` and ``utility``.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     groups: dict[tuple[str, str], list[tuple[float, float, float, float, float]]] = {}
     utils: dict[str, list[tuple[float, float]]] = {}
@@ -414,13 +387,13 @@ def _value(x: Any) -> str:
 
 
 def _verdict_section(report: AuditReport) -> str:
-    from graphleaks.audit.verdict import render_verdict_html
+    from graphleaks.report.verdict import render_verdict_html
 
     return render_verdict_html(report)
 
 
 def _risk_section(report: AuditReport) -> str:
-    from graphleaks.audit.risk_sections import render_slices_html
+    from graphleaks.report.risk_sections import render_slices_html
 
     return render_slices_html(report)
 
@@ -458,7 +431,7 @@ def render_html(
             no ``metrics.roc`` records.
         tradeoff: Optional rows for the privacy–utility plot (results-store rows of a sweep
             over several ε); the plot is drawn when they span at least two ε values.
-        gate: Optional :class:`~graphleaks.audit.regression.GateResult` to show.
+        gate: Optional :class:`~graphleaks.report.regression.GateResult` to show.
         title: Page title.
     """
     body = [f"<h1>{_e(title)}</h1>"]
@@ -479,12 +452,12 @@ def render_html(
     body.append(_binary_table(report, gate))
     body.append(_multiclass_table(report))
     if any(a.metrics.binary is not None for a in report.attacks):
-        body.append(_figure(forest_figure(report), "Estimates with 95% intervals; dashed red: "
+        body.append(figure(forest_figure(report), "Estimates with 95% intervals; dashed red: "
                             "what an adversary gets without looking at the target.",
                             "metric estimates with confidence intervals"))
     curves = roc_points(report, results)
     if curves:
-        body.append(_figure(roc_figure(curves), "ROC curves on log–log axes: the low-FPR "
+        body.append(figure(roc_figure(curves), "ROC curves on log–log axes: the low-FPR "
                             "region (left) is where membership leakage matters. Grey lines "
                             "mark FPR 0.1% and 1%.", "ROC curves on log-log axes"))
     else:
@@ -494,7 +467,7 @@ def render_html(
         eps = {r.get("epsilon") for r in tradeoff}
         if len(eps) >= 2:
             body.append("<h2>Privacy–utility trade-off</h2>")
-            body.append(_figure(privacy_utility_figure(tradeoff), "Attack AUC (left) and "
+            body.append(figure(privacy_utility_figure(tradeoff), "Attack AUC (left) and "
                                 "target test accuracy (right) against the privacy budget ε.",
                                 "privacy-utility trade-off"))
     body.append(_risk_section(report))

@@ -1,10 +1,10 @@
 """Run sweep units on Ray (``graphleaks sweep --backend ray``); Ray is an optional extra.
 
-Each unit (one target and its attacks) becomes one Ray task that calls
-:func:`graphleaks.audit.sweep.run_unit` and returns its outcomes. Only the driver writes the
-SQLite store, exactly as with the local process pool, so resume semantics are identical: a
-unit's rows are committed together when its task returns, and a driver killed midway leaves
-the unfinished units ``pending``.
+Each unit (one target and its attacks) becomes one Ray task that calls the unit runner it
+is given (:func:`graphleaks.sweep.sweep.run_unit`) and returns its outcomes. Only the driver
+writes the SQLite store, exactly as with the local process pool, so resume semantics are
+identical: a unit's rows are committed together when its task returns, and a driver killed
+midway leaves the unfinished units ``pending``.
 
 By default a private local Ray instance is started with ``num_cpus=workers`` and no
 dashboard, and shut down afterwards. ``address`` connects to an existing cluster instead
@@ -18,7 +18,7 @@ from the store like the process pool does.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from graphleaks.errors import InvalidConfigError
@@ -33,15 +33,16 @@ def _import_ray() -> Any:
     return ray
 
 
-def _run_unit_task(unit: Any, threads: int | None) -> list[dict[str, Any]]:
-    """The Ray task body; looks ``run_unit`` up at call time (so tests may patch it)."""
-    from graphleaks.audit import sweep
-
-    return sweep.run_unit(unit, threads=threads)
+def _run_unit_task(run_unit: Callable[..., list[dict[str, Any]]], unit: Any,
+                   threads: int | None) -> list[dict[str, Any]]:
+    """The Ray task body: the caller's unit runner on one unit (Ray pickles the runner by
+    reference, so this module needs no import of the sweep above it)."""
+    return run_unit(unit, threads=threads)
 
 
 def iter_unit_outcomes(
     units: Sequence[Any],
+    run_unit: Callable[..., list[dict[str, Any]]],
     *,
     workers: int,
     threads: int | None = 1,
@@ -50,7 +51,8 @@ def iter_unit_outcomes(
     """Run ``units`` on Ray and yield each unit's outcomes as soon as it finishes.
 
     Args:
-        units: The :class:`~graphleaks.audit.sweep.Unit` objects to run.
+        units: The :class:`~graphleaks.sweep.sweep.Unit` objects to run.
+        run_unit: Runs one unit (``run_unit(unit, threads=...)``) and returns its outcomes.
         workers: CPUs of the local Ray instance (ignored with ``address``).
         threads: Torch threads per task.
         address: An existing cluster's address; None starts a local instance.
@@ -68,7 +70,7 @@ def iter_unit_outcomes(
         started = True
     try:
         task = ray.remote(num_cpus=1, max_retries=0)(_run_unit_task)
-        refs = [task.remote(u, threads) for u in units]
+        refs = [task.remote(run_unit, u, threads) for u in units]
         try:
             while refs:
                 ready, refs = ray.wait(refs, num_returns=1)

@@ -7,7 +7,7 @@ bounds with their ledger comparisons, the paper metric and the slices. Readers (
 ``check`` gate, HTML, Markdown, verdict, sweeps, ``results``, tracking) read attributes.
 
 Report JSON becomes objects only through
-:meth:`graphleaks.audit.report.AuditReport.from_json`, which calls :func:`decode_metrics` for
+:meth:`graphleaks.report.report.AuditReport.from_json`, which calls :func:`decode_metrics` for
 each attack here (and :func:`decode_canary_audit` for canary audits); the metrics of a
 results-store row are read with :func:`decode_metrics` or, for the compact rows that hold only
 some metrics, :func:`decode_readings`. Every decoder refuses malformed input with a one-line

@@ -10,11 +10,12 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._display import fmt_figure
-from graphleaks.audit.scores import DEGREE_BUCKETS
+from graphleaks.report._figures import figure, pyplot
+from graphleaks.report.scores import DEGREE_BUCKETS
 
 if TYPE_CHECKING:
-    from graphleaks.audit.report import AttackReport, AuditReport
     from graphleaks.metrics.binary import Estimate
+    from graphleaks.report.report import AttackReport, AuditReport
 
 #: What the positives and negatives of each task are.
 SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
@@ -74,8 +75,6 @@ def render_slices_markdown(report: AuditReport) -> str:
 
 def degree_figure(report: AuditReport) -> Any | None:
     """TPR@1%FPR and AUC (with intervals) per degree bucket, one line per attack."""
-    from graphleaks.audit.html import _pyplot
-
     keys = [k for _, _, k in DEGREE_BUCKETS]
     series = []
     for a in report.attacks:
@@ -89,7 +88,7 @@ def degree_figure(report: AuditReport) -> Any | None:
             series.append((a.attack, pts))
     if not series:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for j, (name, pts) in enumerate(series):
         dx = (j - (len(series) - 1) / 2) * 0.06
@@ -133,8 +132,6 @@ def _exposed_table(attack: AttackReport) -> str:
 
 def render_slices_html(report: AuditReport) -> str:
     """Per-node risk section of the HTML report: plot, most exposed candidates, slices."""
-    from graphleaks.audit.html import _figure
-
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
@@ -145,7 +142,7 @@ def render_slices_html(report: AuditReport) -> str:
            "<code>scores.csv</code>.</p>"]
     fig = degree_figure(report)
     if fig is not None:
-        out.append(_figure(fig, "TPR@1%FPR (left) and AUC (right) per degree bucket; dashed: "
+        out.append(figure(fig, "TPR@1%FPR (left) and AUC (right) per degree bucket; dashed: "
                            "chance.", "leakage against degree"))
     # the strongest membership attack's most exposed nodes first, then the others
     for a in attacks:

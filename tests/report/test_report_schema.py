@@ -17,20 +17,16 @@ import pytest
 from typer.testing import CliRunner
 
 from graphleaks.attacks.base import Output, ThreatModel
-from graphleaks.audit.html import render_html
-from graphleaks.audit.records import AttackMetrics, BoundReport
-from graphleaks.audit.report import (
-    REPORT_SCHEMA_VERSION,
-    AuditReport,
-    load_report,
-    render_markdown,
-    write_report,
-)
 from graphleaks.cli import app
 from graphleaks.errors import DataError
 from graphleaks.metrics.binary import BinaryMetrics, Estimate
 from graphleaks.metrics.multiclass import MulticlassMetrics
 from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
+from graphleaks.report.html import render_html
+from graphleaks.report.markdown import render_markdown
+from graphleaks.report.records import AttackMetrics, BoundReport
+from graphleaks.report.report import REPORT_SCHEMA_VERSION, AuditReport, load_report
+from graphleaks.report.writers import write_report
 
 DATA = Path(__file__).parent / "data"
 V1 = DATA / "report_v1.json"
@@ -198,7 +194,7 @@ def test_no_reader_walks_string_key_paths():
     pattern = re.compile(r'\["binary"\]|\["ci"\]|\["value"\]')
     found = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
-    assert all(f.startswith("audit/records.py:") for f in found), found
+    assert all(f.startswith("report/records.py:") for f in found), found
 
 
 BASELINE_DEFENDED = Path(__file__).parents[2] / "ci" / "privacy-baseline-defended.json"

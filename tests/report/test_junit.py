@@ -5,10 +5,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from graphleaks.audit.junit import to_junit_xml, write_junit
-from graphleaks.audit.regression import check_report
-from graphleaks.audit.report import load_report
-from graphleaks.audit.spec import GateSpec, Threshold
+from graphleaks.report.gates import GateSpec, Threshold
+from graphleaks.report.junit import to_junit_xml, write_junit
+from graphleaks.report.regression import check_report
+from graphleaks.report.report import load_report
 
 V1 = Path(__file__).parent / "data" / "report_v1.json"
 

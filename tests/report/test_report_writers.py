@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from graphleaks.attacks import registry as attack_registry
-from graphleaks.audit.html import render_html
-from graphleaks.audit.report import AuditReport, load_report, render_markdown, write_report
 from graphleaks.audit.runner import run_audit, train_target
 from graphleaks.data.synthetic import csbm
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.report.html import render_html
+from graphleaks.report.markdown import render_markdown
+from graphleaks.report.report import AuditReport, load_report
+from graphleaks.report.writers import write_report
 
 
 @pytest.fixture(scope="module")

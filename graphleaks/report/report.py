@@ -1,6 +1,7 @@
-"""The audit report: a data record, its JSON form, and a Markdown rendering.
+"""The audit report: a data record and its JSON form (the one decoder of ``report.json``).
 
-Renderers only format numbers computed in :mod:`graphleaks.metrics`; they compute nothing.
+The renderers (:mod:`.markdown`, :mod:`.html`) and :func:`.writers.write_report` sit above
+this module; they only format numbers computed in :mod:`graphleaks.metrics`.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphleaks._display import fmt_figure
 from graphleaks._limits import loads_bounded
 from graphleaks._registry import canonical_name
 from graphleaks.errors import DataError
 
 if TYPE_CHECKING:
-    from graphleaks.audit.records import AttackMetrics, BoundReport, CanaryAudit, MetricReading
-    from graphleaks.audit.scores import CandidateTable
-    from graphleaks.metrics.binary import Estimate
     from graphleaks.privacy.ledger import PrivacyLedger
+    from graphleaks.report.records import AttackMetrics, CanaryAudit
     from graphleaks.threat import ThreatModel
 
 #: The report schema this graphleaks writes, and the highest it reads. Bump it here only:
@@ -103,7 +101,7 @@ class AuditReport:
     (``check``, HTML, Markdown, verdict, sweeps, ``results``, tracking) reads attributes.
 
     Example:
-        >>> r = AuditReport.from_json(Path("tests/audit/data/report_v1.json").read_text())
+        >>> r = AuditReport.from_json(Path("tests/report/data/report_v1.json").read_text())
         >>> round(r.attack("confidence_mia").metrics.binary.auc.value, 3)
         0.674
     """
@@ -121,7 +119,7 @@ class AuditReport:
 
     def to_dict(self, *, include_timings: bool = True) -> dict[str, Any]:
         """JSON-safe dictionary; ``include_timings=False`` drops wall-clock figures."""
-        from graphleaks.audit.verdict import compute_verdict, verdict_dicts, verdict_notes
+        from graphleaks.report.verdict import compute_verdict, verdict_dicts, verdict_notes
 
         ledger = self.ledger.to_dict()
         if self.serving is not None:
@@ -267,9 +265,9 @@ def _decode_threat_model(d: dict[str, Any], where: str) -> ThreatModel:
 
 
 def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, ServingSummary | None]:
-    from graphleaks.audit.records import num
     from graphleaks.errors import BundleError
     from graphleaks.privacy.ledger import PrivacyLedger
+    from graphleaks.report.records import num
 
     serving = None
     if d.get("serving") is not None:
@@ -292,7 +290,7 @@ def _decode_ledger(d: dict[str, Any], where: str) -> tuple[PrivacyLedger, Servin
 
 
 def _decode_attack(a: Any, where: str) -> AttackReport:
-    from graphleaks.audit.records import decode_metrics, num
+    from graphleaks.report.records import decode_metrics, num
 
     if not isinstance(a, dict):
         raise DataError(f"{where} must be a JSON object")
@@ -350,7 +348,7 @@ def _decode_report(data: dict[str, Any], where: str) -> AuditReport:
         raise DataError(f"{where}: canary_audits must be a list of JSON objects")
     canaries = []
     if raw_canaries:
-        from graphleaks.audit.records import decode_canary_audit
+        from graphleaks.report.records import decode_canary_audit
 
         canaries = [decode_canary_audit(c, f"{where}: canary_audits[{i}]")
                     for i, c in enumerate(raw_canaries)]
@@ -396,56 +394,12 @@ def load_report(path: str | Path) -> AuditReport:
     return AuditReport.from_json(read_report_text(p), where=f"report {p}")
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, str):
-        return x
-    return fmt_figure(x)  # the one display rule (also HTML and the terminal verdict)
-
-
-def _est(e: Estimate | MetricReading | None) -> str:
-    if e is None:
-        return "–"
-    if e.ci is None:
-        return _fmt(e.value)
-    lo, hi = e.ci
-    return f"{_fmt(e.value)} [{_fmt(lo)}, {_fmt(hi)}]"
-
-
-def _verdict(bound: BoundReport) -> str:
-    """The ledger comparison computed by the runner (same unit only), as a suffix."""
-    cmp = bound.ledger_comparison
-    if cmp is None or cmp.ledger_unit == "none":
-        return ""
-    return f" — **{cmp.text}**" if cmp.violation and cmp.sound else f" — {cmp.text}"
-
-
-def _binary_rows(attacks: Sequence[AttackReport]) -> list[str]:
-    """Table of the attacks with binary metrics (membership, link, reconstruction)."""
-    from graphleaks.audit.risk_sections import candidates_cell
-
-    rows = [a for a in attacks if a.metrics.binary is not None]
-    if not rows:
-        return []
-    lines = [
-        "| attack | candidates | AUC | TPR@0.1%FPR | TPR@1%FPR | max advantage "
-        "| accuracy at attack threshold | sound ε lower bound | optimistic ε bound |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for a in rows:
-        b = a.metrics.binary
-        assert b is not None  # filtered above
-        acc = _est(b.at_threshold.accuracy) if b.at_threshold else "no threshold"
-        sound, optimistic = (a.metrics.epsilon_lower_bound,
-                             a.metrics.epsilon_lower_bound_max_over_thresholds)
-        lines.append(
-            f"| {attack_cell(a)} | {candidates_cell(a)} | {_est(b.auc)} | "
-            f"{_est(b.tpr_at_fpr.get(0.001))} | {_est(b.tpr_at_fpr.get(0.01))} | "
-            f"{_est(b.max_advantage)} | {acc} | "
-            f"{_fmt(sound.bound.epsilon_lb) if sound else '–'} | "
-            f"{_fmt(optimistic.bound.epsilon_lb) if optimistic else '–'} |"
-        )
-    return lines + ["", "Trivial baseline: AUC 0.5, advantage 0, TPR@FPR equal to the FPR.",
-                    "", *(f"- {n}" for n in table_footnotes(rows)), ""]
+def interval_methods_of(metrics: AttackMetrics) -> dict[str, list[str]]:
+    """``{method: [metric paths]}`` of the interval estimates of one attack's metrics."""
+    out: dict[str, list[str]] = {}
+    for path, est in metrics.estimates().items():
+        out.setdefault(est.method, []).append(path)
+    return out
 
 
 #: Footnotes of the attack table (Markdown and HTML), each shown when it applies.
@@ -481,189 +435,3 @@ def table_footnotes(attacks: Sequence[AttackReport]) -> list[str]:
     if any(b.miscalibrated for b in binaries):
         notes.append(MISCALIBRATED_NOTE)
     return notes
-
-
-def _other_rows(attacks: Sequence[AttackReport]) -> list[str]:
-    """Attacks whose metrics are of a kind this writer has no table for: listed, never lost."""
-    rows = [a for a in attacks if a.metrics.binary is None and a.metrics.multiclass is None]
-    if not rows:
-        return []
-    lines = ["| attack | metrics |", "|---|---|"]
-    for a in rows:
-        lines.append(f"| {a.attack} | {', '.join(sorted(a.metrics.extra)) or '–'} "
-                     "(see report.json) |")
-    return lines + [""]
-
-
-def interval_methods_of(metrics: AttackMetrics) -> dict[str, list[str]]:
-    """``{method: [metric paths]}`` of the interval estimates of one attack's metrics."""
-    out: dict[str, list[str]] = {}
-    for path, est in metrics.estimates().items():
-        out.setdefault(est.method, []).append(path)
-    return out
-
-
-def _interval_methods(attacks: Sequence[AttackReport]) -> list[str]:
-    """One line per attack naming the interval method of each metric (e.g. at a boundary)."""
-    lines = []
-    for a in attacks:
-        found = interval_methods_of(a.metrics)
-        if found:
-            listed = "; ".join(f"{m}: {', '.join(paths)}" for m, paths in sorted(found.items()))
-            lines.append(f"- interval methods of {a.attack}: {listed}")
-    return lines + [""] if lines else []
-
-
-def _eps(x: float) -> str:
-    """The ledger's ε rounded for display (``∞`` for none)."""
-    return fmt_figure(x)
-
-
-def render_markdown(report: AuditReport) -> str:
-    """A Markdown summary of a report."""
-    t, led = report.target, report.ledger
-    ds = t.dataset.get("name", "user graph") if t.dataset else "user graph"
-    from graphleaks.audit.risk_sections import (
-        render_attribute_markdown,
-        render_slices_markdown,
-    )
-    from graphleaks.audit.verdict import render_verdict_markdown
-
-    lines = [
-        "# graphleaks audit report",
-        "",
-        render_verdict_markdown(report),
-        f"Target: **{str(t.architecture['arch']).upper()}** on **{ds}** "
-        f"({t.num_nodes} nodes, {t.num_edges // 2} undirected edges), "
-        f"{t.protocol} protocol, defense **{t.defense}**. Seed {report.seed}.",
-        "",
-        "| utility | train | val | test |",
-        "|---|---|---|---|",
-    ]
-    u = t.utility
-    for m in ("accuracy", "f1_macro"):
-        lines.append(f"| {m} | " + " | ".join(_fmt(u.get(f"{p}_{m}")) for p in
-                                              ("train", "val", "test")) + " |")
-    lines += [
-        "",
-        f"Privacy ledger: unit **{led.unit.value}**, claimed ε = **{_eps(led.epsilon)}**, "
-        f"δ = {led.delta}, accountant `{led.accountant}`, status {led.status.value}.",
-    ]
-    for note in led.notes:
-        lines.append(f"- {note}")
-    serving = report.serving
-    if serving is not None:
-        lines.append(f"- served model: {serving.fresh_releases} fresh release(s) of the "
-                     f"private data answered during this audit; the API's ε after them is "
-                     f"{_fmt(serving.epsilon_after_queries)} ({serving.policy})")
-    lines += [
-        "",
-        "## Attacks",
-        "",
-        "Intervals are 95% intervals; the method of each is listed under the tables. "
-        "Scores: higher = more likely positive.",
-        "",
-    ]
-    lines += _binary_rows(report.attacks)
-    lines.append(render_attribute_markdown(report))
-    lines += _other_rows(report.attacks)
-    lines += _interval_methods(report.attacks)
-    lines += _canary_lines(report.canary_audits)
-    for a in report.attacks:
-        lines.append(f"### {a.attack}")
-        lines.append("")
-        tm = a.threat_model
-        aware = ("knows the defense" if tm.defense_knowledge
-                 else "defense-unaware (compare mode)")
-        outputs = ", ".join(sorted(o.value for o in tm.outputs))
-        lines.append(f"- threat model: {_value(tm.access)}, outputs {outputs}, "
-                     f"{aware}; queries evaluated in the `{a.query_graph}` graph")
-        am = a.metrics
-        if am.oracle_balanced_accuracy is not None:
-            lines.append(f"- oracle balanced accuracy (threshold chosen on the evaluation "
-                         f"labels, an upper bound): {_fmt(am.oracle_balanced_accuracy.value)}")
-        if am.paper_metric is not None:
-            lines.append(f"- {am.paper_metric.name}: {_fmt(am.paper_metric.value)}")
-        lb, lb_max = am.epsilon_lower_bound, am.epsilon_lower_bound_max_over_thresholds
-        if lb:
-            lines.append(f"- sound empirical ε lower bound {_fmt(lb.bound.epsilon_lb)} "
-                         f"({lb.bound.unit} unit) at the attack's own threshold "
-                         f"(claimed ε {_eps(led.epsilon)}, {led.unit.value} unit){_verdict(lb)}")
-        if lb_max:
-            lines.append(f"- optimistic ε bound (best threshold chosen on the evaluation "
-                         f"labels): {_fmt(lb_max.bound.epsilon_lb)}{_verdict(lb_max)}")
-        either = lb or lb_max
-        if either:
-            for assumption in either.bound.assumptions:
-                lines.append(f"  - assumption: {assumption}")
-        if a.compat_flags:
-            lines.append(f"- **compatibility flags on:** {', '.join(a.compat_flags)} "
-                         "(reproduces the original code, not the correct protocol)")
-        for note in a.notes:
-            lines.append(f"- {note}")
-        lines.append("")
-    lines.append(render_slices_markdown(report))
-    return "\n".join(lines)
-
-
-def _value(x: Any) -> str:
-    """An enum member's value, or the text itself (threat-model fields may be either)."""
-    return str(getattr(x, "value", x))
-
-
-def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
-    """Claimed beside audited ε per unit (one-run canary audits), violations flagged."""
-    if not audits:
-        return []
-    lines = ["## Canary audits (one run)", "",
-             "Audited ε and GDP μ are lower bounds at the stated confidence: ε from Steinke, "
-             "Nasr & Jagielski (2023), μ from the one-run f-DP analysis of Mahloujifar, Melis & "
-             "Chaudhuri (2025); each audit trained one extra target with the canaries.", "",
-             "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
-             "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
-    for a in audits:
-        b = a.bound
-        verdict = "**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent"
-        lines.append(f"| {a.unit} | {b.num_canaries} ({a.num_inserted}) | {a.attack} "
-                     f"| {b.num_guesses} / {b.num_correct} | {_fmt(a.claimed_epsilon)} | "
-                     f"{_fmt(b.epsilon_lb)} | {_fmt(b.mu_lb)} | {verdict} |")
-    return [*lines, ""]
-
-
-def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False,
-                 scores: Sequence[CandidateTable] | None = None) -> tuple[Path, Path]:
-    """Write ``report.json``, ``report.md`` (``report.html``, ``scores.csv``) as one folder.
-
-    The files are written into a temporary sibling folder that is then renamed into place,
-    so readers see all of them or none (a kill between two files leaves no report without
-    its page). An existing ``out_dir`` is replaced only if it is a graphleaks audit report.
-
-    Args:
-        report: The report.
-        out_dir: The report folder.
-        html: Also write the self-contained ``report.html``.
-        scores: Every candidate's score, written as ``scores.csv`` when given.
-
-    Returns:
-        The paths of ``report.json`` and ``report.md``.
-    """
-    from graphleaks._outputs import REPORT, publish_dir
-
-    out = Path(out_dir)
-    data = report.to_dict()
-
-    def fill(tmp: Path) -> None:
-        (tmp / "report.json").write_text(
-            json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
-        (tmp / "report.md").write_text(render_markdown(report) + "\n", encoding="utf-8")
-        if html:
-            from graphleaks.audit.html import render_html
-
-            (tmp / "report.html").write_text(render_html(report), encoding="utf-8")
-        if scores is not None:
-            from graphleaks.audit.scores import scores_csv
-
-            (tmp / "scores.csv").write_text(scores_csv(scores), encoding="utf-8")
-
-    publish_dir(out, REPORT, fill)
-    return out / "report.json", out / "report.md"

@@ -310,7 +310,7 @@ def _dump(value: Any) -> str | None:
 
 def flat_row(row: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
     """A flat record of one row: identifiers, chosen metric values/CIs, utility, timings."""
-    from graphleaks.audit.records import decode_readings
+    from graphleaks.report.records import decode_readings
 
     out: dict[str, Any] = {k: row.get(k) for k in ("config_hash", "defense", "epsilon",
                                                     "attack", "seed", "status")}

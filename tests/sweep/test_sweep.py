@@ -14,12 +14,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from graphleaks.audit.results_store import RESULT_COLUMNS, ResultsStore
-from graphleaks.audit.sweep import expand_grid, parse_sweep_spec, run_sweep
 from graphleaks.cli import _one_line_errors
 from graphleaks.cli.results import results
 from graphleaks.cli.sweep import sweep
 from graphleaks.errors import DataError, InvalidConfigError
+from graphleaks.sweep.results_store import RESULT_COLUMNS, ResultsStore
+from graphleaks.sweep.sweep import expand_grid, parse_sweep_spec, run_sweep
 
 RAW = {"target": {"dataset": "synthetic", "synthetic": {"num_nodes": 60, "num_features": 8},
                   "architecture": {"epochs": 20, "hidden": [16]}},
@@ -31,7 +31,7 @@ N_RUNS = 12  # none: 2 seeds; gap_edp: 2 ε × 2 seeds; × 2 attacks
 
 SCRIPT = """
 import json, sys, time
-import graphleaks.audit.sweep as sw
+import graphleaks.sweep.sweep as sw
 orig = sw.run_unit
 def slow(unit, **kw):
     time.sleep(0.5)
@@ -165,7 +165,7 @@ def test_process_pool_gives_the_same_rows(clean_db, tmp_path):
 
 
 def test_failed_runs_are_recorded_and_retried(tmp_path, monkeypatch):
-    import graphleaks.audit.sweep as sw
+    import graphleaks.sweep.sweep as sw
 
     raw = {**RAW, "sweep": {"defenses": ["none"], "seeds": [0]}}
     db = tmp_path / "f.sqlite"

@@ -12,9 +12,9 @@ A sweep spec is an audit spec (``[target]``, ``[audit]``, ``[attacks.*]``) plus 
 
 Each (defense, ε, seed) trains one target; every attack then runs against it and gives
 one row. A unit's rows are committed together, so a sweep killed at any point resumes
-with nothing lost and no run duplicated (see :mod:`graphleaks.audit.results_store`).
+with nothing lost and no run duplicated (see :mod:`graphleaks.sweep.results_store`).
 Units run in a local process pool (``workers`` > 1), in this process, or on Ray
-(``backend="ray"``, see :mod:`graphleaks.audit._ray_backend`).
+(``backend="ray"``, see :mod:`graphleaks.sweep._ray_backend`).
 
 Example:
     >>> spec = parse_sweep_spec({"target": {"dataset": "synthetic"},
@@ -38,16 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from graphleaks._progress import progress
-from graphleaks.audit.results_store import ResultsStore
-from graphleaks.audit.spec import (
-    AuditSpec,
-    TargetSpec,
-    _no_unknown,
-    _table,
-    parse_spec,
-    read_toml,
-)
+from graphleaks._tables import no_unknown as _no_unknown
+from graphleaks._tables import table as _table
+from graphleaks.audit.spec import AuditSpec, TargetSpec, parse_spec, read_toml
 from graphleaks.errors import InvalidConfigError
+from graphleaks.sweep.results_store import ResultsStore
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +83,9 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
     Raises:
         InvalidConfigError: Naming the offending field.
     """
-    from graphleaks._params import check_used, defense_owner, resolve_fields
+    from graphleaks._params import resolve_fields
     from graphleaks.defenses import registry as defenses
+    from graphleaks.plugins import check_used, defense_owner
 
     raw = dict(raw)
     sw = _table(raw.pop("sweep", None) or {}, "sweep")
@@ -258,7 +254,7 @@ def _worker_init(parent_pid: int) -> None:
 
 
 def _json_clean(value: Any) -> Any:
-    from graphleaks.audit.report import json_safe
+    from graphleaks.report.report import json_safe
 
     return json_safe(value)
 
@@ -308,7 +304,7 @@ def run_sweep(
     if address is not None and backend != "ray":
         raise InvalidConfigError("address is only used with backend 'ray'")
     if backend == "ray":
-        from graphleaks.audit import _ray_backend
+        from graphleaks.sweep import _ray_backend
 
         _ray_backend._import_ray()  # fail before touching the store
     if workers < 1:
@@ -328,10 +324,11 @@ def run_sweep(
         logger.info("sweep: %d runs, %d to do", total, n_todo)
         failed = 0
         if backend == "ray":
-            from graphleaks.audit._ray_backend import iter_unit_outcomes
+            from graphleaks.sweep._ray_backend import iter_unit_outcomes
 
             if pending:
-                for outcomes in iter_unit_outcomes(pending, workers=workers,
+                # run_unit looked up now, so a patched one (tests) is the one Ray runs
+                for outcomes in iter_unit_outcomes(pending, run_unit, workers=workers,
                                                    threads=threads_per_worker,
                                                    address=address):
                     store.record_many(outcomes)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graphleaks.audit.records import MetricReading, Readings
-from graphleaks.audit.report import load_report
-from graphleaks.audit.verdict import attack_level, compute_verdict, verdict_dicts, verdict_of
+from graphleaks.report.records import MetricReading, Readings
+from graphleaks.report.report import load_report
+from graphleaks.report.verdict import attack_level, compute_verdict, verdict_dicts, verdict_of
 
 V1 = Path(__file__).parent / "data" / "report_v1.json"
 
