@@ -159,7 +159,7 @@ def test_string_ids_reach_scores_and_most_exposed(own):  # noqa: ANN001
 
 
 def test_most_exposed_breaks_ties_by_node_index():
-    from graphleaks.audit.scores import CandidateTable, most_exposed
+    from graphleaks.report.scores import CandidateTable, most_exposed
 
     nodes = np.array([9, 3, 7, 1])
     table = CandidateTable("a", "membership", nodes, np.array([0.5, 0.5, 0.9, 0.5]),
@@ -224,3 +224,20 @@ def test_query_cost_measurement_charges_no_release(own):  # noqa: ANN001
     assert model.release_guard is guard and not calls
     target.feature_query_rows(own.graph.x, np.arange(3), scale_node=0, scale=2.0)
     assert calls  # the guard is live again: a real query is charged
+
+
+def test_report_card_renders_the_users_model(own):  # noqa: ANN001
+    from graphleaks.report.html import render_html
+    from graphleaks.report.markdown import render_markdown
+
+    target = model_target(own.model, own.graph, own.members, own.non_members, seed=SEED,
+                          embedding_layers=("conv1", "conv2"))
+    report = audit_target(target, attacks=["confidence_mia"], seed=SEED, n_bootstrap=20,
+                          model_label="ownnet24:GATJK").report
+    md, page = render_markdown(report), render_html(report)
+    for text in (md, page):
+        assert "ownnet24:GATJK" in text and "UNKNOWN" not in text and "USER" not in text
+        assert "conv1, conv2" in text and "transductive" in text
+        assert "fresh copies of the model" in text
+    assert "| accuracy | " + f"{report.target.utility['train_accuracy']:.3f}" in md
+    assert "equal scores ordered by node index" in page
