@@ -239,5 +239,10 @@ def test_report_card_renders_the_users_model(own):  # noqa: ANN001
         assert "ownnet24:GATJK" in text and "UNKNOWN" not in text and "USER" not in text
         assert "conv1, conv2" in text and "transductive" in text
         assert "fresh copies of the model" in text
-    assert "| accuracy | " + f"{report.target.utility['train_accuracy']:.3f}" in md
+    acc = [line for line in md.splitlines() if line.startswith("| accuracy |")]
+    from graphleaks._display import fmt_figure
+
+    cells = [c.strip() for c in acc[0].split("|")]
+    assert cells[2] == fmt_figure(report.target.utility["train_accuracy"])  # members
+    assert cells[4] == fmt_figure(report.target.utility["test_accuracy"])  # non-members
     assert "equal scores ordered by node index" in page
