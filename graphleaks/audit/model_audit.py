@@ -115,13 +115,24 @@ def _from_networkx(g: Any) -> Data:
     return Data(x=x, edge_index=ei, y=y, num_nodes=n)
 
 
-def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
-    """Node ids from a boolean mask of length ``num_nodes`` or a sequence of integer ids.
+def node_ids(nodes: Any, num_nodes: int, what: str,
+             names: Sequence[str] | None = None) -> np.ndarray:
+    """Node ids from a boolean mask of length ``num_nodes``, a sequence of integer ids, or
+    (when the graph names its nodes, ``names``) a sequence of the user's string ids.
 
     Raises:
-        DataError: For a mask of another length, or ids that are not integers.
+        DataError: For a mask of another length, ids that are not integers, or string ids
+            the graph does not name.
     """
     arr = nodes.detach().cpu().numpy() if isinstance(nodes, torch.Tensor) else np.asarray(nodes)
+    if arr.size and arr.dtype.kind in "USO" and names is not None:
+        table = {name: i for i, name in enumerate(names)}
+        found = [table.get(str(v)) for v in arr.reshape(-1).tolist()]
+        if None in found:
+            # the position, never the id: messages do not quote the user's data
+            raise DataError(f"{found.count(None)} {what} id(s) are not node ids of the graph "
+                            f"(data.node_names); the first is entry {found.index(None) + 1}")
+        return np.asarray(found, dtype=np.int64)
     if arr.dtype == bool:
         if arr.shape != (num_nodes,):
             raise DataError(f"the {what} mask has shape {arr.shape}; a mask needs one entry per "
@@ -133,14 +144,14 @@ def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
 
 
 def population_ids(population: Any, num_nodes: int, members: np.ndarray,
-                   non_members: np.ndarray) -> np.ndarray:
+                   non_members: np.ndarray, names: Sequence[str] | None = None) -> np.ndarray:
     """The adversary's auxiliary node ids (sorted), checked against the membership sets.
 
     Raises:
         DataError: For ids out of range, duplicated, or shared with the members or
             non-members (the adversary's population must be disjoint from what it audits).
     """
-    ids = node_ids(population, num_nodes, "population")
+    ids = node_ids(population, num_nodes, "population", names)
     if ids.ndim != 1:
         raise DataError(f"population must be a 1-D array of node ids or a mask; got shape "
                         f"{ids.shape}")
@@ -230,8 +241,9 @@ def model_target(
         raise InvalidConfigError(f"the model must be callable as model(x, edge_index); got "
                                  f"{type(model).__name__}")
     n = int(graph.num_nodes)
-    members = node_ids(members, n, "members")
-    non_members = node_ids(non_members, n, "non-members")
+    names = getattr(graph, "node_names", None) if "node_names" in graph else None
+    members = node_ids(members, n, "members", names)
+    non_members = node_ids(non_members, n, "non-members", names)
     check_membership(members, non_members, n)
     iface = ModelInterface.of(model, output, tuple(embedding_layers)
                               if embedding_layers is not None else None)
@@ -243,7 +255,8 @@ def model_target(
         raise DataError(f"served_edge_index must be a [2, num_edges] tensor of node ids in "
                         f"0..{n - 1}")
     rest = np.setdiff1d(np.arange(n), np.union1d(members, non_members))
-    aux = rest if population is None else population_ids(population, n, members, non_members)
+    aux = rest if population is None else population_ids(population, n, members, non_members,
+                                                         names)
     split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members),
                             val=np.setdiff1d(rest, aux), test=np.sort(non_members), aux=aux,
                             seed=int(seed))
@@ -309,13 +322,16 @@ def audit_target(
     suite: Any = "standard", n_bootstrap: int | None = None,
     config: dict[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
-    model_label: str | None = None,
+    model_label: str | None = None, compare_surrogate: bool = False,
 ) -> Any:
     """Audit a :func:`model_target`; the :class:`~graphleaks.audit.runner.AuditRun`.
 
     ``params`` are per-attack config overrides (resolved ``--param`` values), applied on top
     of the suite's budgets to attacks given by name. ``model_label`` names the model on the
     target card (default: its class, or the file format it came from).
+    ``compare_surrogate`` runs the attacks that train shadow/reference models a second time
+    with the surrogate GCN (when copies of the model itself are available) and records both
+    AUCs in ``config["surrogate_comparison"]``: what a surrogate changes, measured.
 
     Attacks its exposure forbids, attacks that query graphs of another size when the model
     was exported with static shapes, and (in the default audit) attacks that need an
@@ -398,7 +414,39 @@ def audit_target(
     report = _with_notes(report, surrogate=isinstance(target.spec, SurrogateArchitecture))
     report = dataclasses.replace(report, target=_user_card(report.target, target, label,
                                                            protocol))
+    if compare_surrogate and isinstance(target.spec, UserArchitecture):
+        report.config["surrogate_comparison"] = _surrogate_comparison(
+            target, report, [a for a in attack_objs if _trains_models(a)], seed=seed,
+            n_bootstrap=n_bootstrap, suite=the_suite, exposed=exposed)
     return AuditRun(report, run.tables)
+
+
+def _trains_models(attack: Any) -> bool:
+    from graphleaks.attacks.capabilities import Capability
+
+    return Capability.REFERENCE_MODELS in attack.needs()
+
+
+def _surrogate_comparison(target: TrainedTarget, report: Any, attacks: list[Any], *,
+                          seed: int, n_bootstrap: int | None, suite: Any,
+                          exposed: frozenset[Output]) -> dict[str, dict[str, float | None]]:
+    """Each model-training attack's AUC with copies of the model and with the surrogate GCN
+    (same seed, challenge and budgets; only the shadow/reference architecture differs)."""
+    from graphleaks.audit.runner import audit_with_scores
+
+    if not attacks:
+        return {}
+    surrogate = dataclasses.replace(target, spec=SurrogateArchitecture(arch="gcn"))
+    other = audit_with_scores(surrogate, attacks, seed=seed, n_bootstrap=n_bootstrap,
+                              exposed=exposed, suite=suite, canary=False).report
+
+    def aucs(rep: Any) -> dict[str, float | None]:
+        return {a.attack: (float(a.metrics.binary.auc.value)
+                           if a.metrics.binary is not None else None) for a in rep.attacks}
+
+    own, sur = aucs(report), aucs(other)
+    return {name: {"own_architecture": own.get(name), "surrogate_gcn": sur.get(name)}
+            for name in sur}
 
 
 def _static_reason(name: str, target: TrainedTarget) -> str:
@@ -496,6 +544,7 @@ def audit_model(
     suite: str = "standard",
     n_bootstrap: int | None = None,
     population: Any = None,
+    compare_surrogate: bool = False,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -503,7 +552,9 @@ def audit_model(
         model: Anything mapping ``(x, edge_index)`` to ``[num_nodes, C]`` outputs, usually
             a ``torch.nn.Module`` built from PyG layers.
         data: A PyG ``Data`` with ``x``, ``edge_index`` and ``y``, or a networkx graph whose
-            nodes ``0..n-1`` carry ``x`` and ``y`` attributes.
+            nodes ``0..n-1`` carry ``x`` and ``y`` attributes. A ``Data`` may carry
+            ``node_names`` (the user's string id of every node): node sets may then be given
+            as those strings, and ``scores.csv`` and the report give them back.
         members: The nodes the model trained on: a boolean mask (e.g. ``data.train_mask``)
             or node ids.
         non_members: Nodes it never trained on (mask or ids), disjoint from ``members``.
@@ -525,6 +576,9 @@ def audit_model(
         population: The auxiliary nodes the adversary holds (mask or ids) for shadow and
             reference models, disjoint from members and non-members; default: every node
             that is neither. Give the same population as another audit to compare the two.
+        compare_surrogate: Also run the attacks that train shadow/reference models with
+            graphleaks' surrogate GCN instead of copies of the model, and record both AUCs
+            in ``report.config["surrogate_comparison"]`` (those attacks run twice).
 
     Returns:
         The :class:`~graphleaks.report.report.AuditReport`.
@@ -551,4 +605,4 @@ def audit_model(
                           served_edge_index=served_edge_index, model_factory=model_factory,
                           train_fn=train_fn, seed=seed, population=population)
     return audit_target(target, attacks=attacks, seed=seed, suite=suite,
-                        n_bootstrap=n_bootstrap).report
+                        n_bootstrap=n_bootstrap, compare_surrogate=compare_surrogate).report

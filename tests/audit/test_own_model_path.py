@@ -246,3 +246,20 @@ def test_report_card_renders_the_users_model(own):  # noqa: ANN001
     assert cells[2] == fmt_figure(report.target.utility["train_accuracy"])  # members
     assert cells[4] == fmt_figure(report.target.utility["test_accuracy"])  # non-members
     assert "equal scores ordered by node index" in page
+
+
+def test_api_takes_string_ids_and_measures_the_surrogate(own):  # noqa: ANN001
+    from graphleaks import audit_model
+
+    names = np.asarray(own.names)
+    report = audit_model(own.model, own.graph, names[own.members], names[own.non_members],
+                         attacks=["confidence_mia"], seed=SEED, n_bootstrap=20,
+                         compare_surrogate=True)
+    exposed = report.attacks[0].exposure["most_exposed"]
+    assert exposed and {r["node"] for r in exposed} <= set(names[own.members])
+    both = report.config["surrogate_comparison"]["confidence_mia"]
+    assert both["own_architecture"] == report.attacks[0].metrics.binary.auc.value
+    assert both["surrogate_gcn"] is not None and 0.0 <= both["surrogate_gcn"] <= 1.0
+    with pytest.raises(DataError, match="entry 2") as exc:
+        audit_model(own.model, own.graph, [names[0], "nobody"], names[own.non_members])
+    assert "nobody" not in str(exc.value)
