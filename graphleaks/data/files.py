@@ -308,9 +308,9 @@ def _load_string_id_graph(edges: Path, features: Path, labels: str | Path | None
     if len(header) >= 3 and header[2] == "private":
         raise DataError(f"edge list {edges}: a private column needs integer node ids; number "
                         "the nodes 0..n-1, or drop the column")
-    if features.suffix.lower() == ".npy":
-        raise DataError(f"edge list {edges} has string node ids, so rows of a .npy feature "
-                        f"matrix cannot be matched to them; give --features {features.stem}.csv "
+    if FEATURE_READERS.reader(features).name != "table":
+        raise DataError(f"edge list {edges} has string node ids, so the rows of feature file "
+                        f"{features} (a bare matrix) cannot be matched to them; give a CSV "
                         "whose first column is the node id")
     index = dict(index)
     feat_rows = _read_table(features, "feature")[1]

@@ -55,10 +55,7 @@ def read_node_ids(path: str | Path, num_nodes: int | None = None, *,
                         "one per line")
     if size == 0:
         raise DataError(f"node-id file {p} is empty; give at least one node id")
-    if index is not None and p.suffix.lower() == ".npy":
-        raise DataError(f"node-id file {p} is a .npy array of integers, but the graph's node "
-                        "ids are strings; give a text file of the ids, one per line")
-    ids = NODE_ID_READERS.read(p, **({"index": index} if index is not None else {}))
+    ids = NODE_ID_READERS.read(p, index=index)
     if ids.size == 0:
         raise DataError(f"node-id file {p} holds no node ids; give at least one")
     # messages give the entry (k-th id of the file), never an id: they do not quote files
@@ -91,7 +88,10 @@ def _first_seen(ids: np.ndarray) -> np.ndarray:
     return first
 
 
-def _read_npy_ids(p: Path) -> np.ndarray:
+def _read_npy_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarray:
+    if index is not None:
+        raise DataError(f"node-id file {p} is a .npy array of integers, but the graph's node "
+                        "ids are strings; give a text file of the ids, one per line")
     arr = read_npy(p, "node-id")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]

@@ -350,7 +350,7 @@ LoadedModel = tuple[Any, Callable[[], nn.Module] | None]
 def _state_dict_entry(path: Path, *, model_class: str | None = None,
                       model_kwargs: str | None = None) -> LoadedModel:
     if model_class is None:
-        if path.suffix.lower() == ".pt" and _pickled_module(path):
+        if _pickled_module(path):  # only a torch.save archive can be one
             raise DataError(f"--model {path} is a pickled module (torch.save(model)), which "
                             "graphleaks never unpickles; save model.state_dict() (with "
                             "--model-class) or a torch.export program (.pt2)")
