@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from graphleaks._progress import progress
 from graphleaks.attacks.base import Attack, Output, TargetView, ThreatModel
 from graphleaks.attacks.capabilities import (
     Capability,
@@ -369,7 +370,7 @@ def audit_scores_run(
         skipped = {}
     reports: list[AttackReport] = []
     tables: list[CandidateTable] = []
-    for attack in attack_objs:
+    for attack in progress(attack_objs, desc="attacks"):
         run_seed = derive_seed(seed, "run", attack.name)  # as audit_with_scores derives it
         challenge = sample_challenge(attack, target,  # type: ignore[arg-type]
                                      seed=derive_seed(run_seed, "challenge"))
