@@ -152,13 +152,15 @@ def most_exposed(table: CandidateTable, k: int = 10) -> list[dict[str, Any]]:
 
     Each entry has the candidate (``node`` or ``src``/``dst``, the user's ids), its degree,
     class, score and ``rank`` among all candidates (1 = highest score). Candidates are
-    ordered by score, equal scores by node index (:data:`TIE_BREAK`), so ties never keep
+    ordered by score, equal scores by node id (:data:`TIE_BREAK`), so ties never keep
     the order the attack happened to list them in.
     """
     if table.task == Task.ATTRIBUTE.value:
         return []
     # by score, ties broken by node id (then the pair's second endpoint): never file order
     nodes = table.nodes.reshape(len(table.scores), -1)
+    if table.names is not None:  # the user's ids, as the report shows them
+        nodes = np.asarray(table.names, dtype=str)[nodes]
     keys = tuple(nodes[:, j] for j in reversed(range(nodes.shape[1])))
     order = np.lexsort((*keys, -np.asarray(table.scores, dtype=np.float64)))
     rank = np.empty(len(order), dtype=np.int64)
@@ -181,7 +183,8 @@ def most_exposed(table: CandidateTable, k: int = 10) -> list[dict[str, Any]]:
 
 
 #: How "most exposed" orders candidates of equal score (stated in the reports).
-TIE_BREAK = "equal scores ordered by node index (ascending)"
+TIE_BREAK = ("equal scores ordered by node id (ascending; by the string id when nodes are "
+             "named by strings)")
 
 
 def _cell(v: int | str) -> object:

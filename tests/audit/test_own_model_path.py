@@ -168,6 +168,14 @@ def test_most_exposed_breaks_ties_by_node_index():
     rows = most_exposed(table)
     assert [r["node"] for r in rows] == [7, 1, 3, 9]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4]
+    # nodes named by strings: ties ordered by the name the report shows
+    names = np.array([f"n{i}" for i in range(10)], dtype=object)
+    names[9], names[1] = "a", "z"
+    named = CandidateTable("a", "membership", nodes, np.array([0.5, 0.5, 0.9, 0.5]),
+                           np.ones(4, dtype=np.int64), np.zeros(4, dtype=np.int64),
+                           np.zeros(4, dtype=object), np.full(4, "train", dtype=object),
+                           names=names)
+    assert [r["node"] for r in most_exposed(named)] == ["n7", "a", "n3", "z"]
 
 
 def test_linkteller_over_budget_is_refused_or_shrunk_before_it_runs(own,  # noqa: ANN001
@@ -245,7 +253,7 @@ def test_report_card_renders_the_users_model(own):  # noqa: ANN001
     cells = [c.strip() for c in acc[0].split("|")]
     assert cells[2] == fmt_figure(report.target.utility["train_accuracy"])  # members
     assert cells[4] == fmt_figure(report.target.utility["test_accuracy"])  # non-members
-    assert "equal scores ordered by node index" in page
+    assert "equal scores ordered by node id" in page
 
 
 def test_api_takes_string_ids_and_measures_the_surrogate(own):  # noqa: ANN001
