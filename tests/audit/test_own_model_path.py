@@ -271,3 +271,19 @@ def test_api_takes_string_ids_and_measures_the_surrogate(own):  # noqa: ANN001
     with pytest.raises(DataError, match="entry 2") as exc:
         audit_model(own.model, own.graph, [names[0], "nobody"], names[own.non_members])
     assert "nobody" not in str(exc.value)
+
+
+def test_scores_api_takes_string_ids():
+    from graphleaks import audit_scores
+
+    rng = np.random.default_rng(0)
+    ids = np.array([f"user_{i}" for i in rng.permutation(40)])
+    scores = rng.dirichlet(np.ones(3), size=40)
+    labels = rng.integers(0, 3, size=40)
+    report = audit_scores(scores, labels, members=ids[:20], node_ids=ids, seed=SEED,
+                          n_bootstrap=20)
+    exposed = report.attacks[0].exposure["most_exposed"]
+    assert exposed and {r["node"] for r in exposed} <= set(ids[:20].tolist())
+    with pytest.raises(DataError, match="no score row") as exc:
+        audit_scores(scores, labels, members=["user_0", "mallory"], node_ids=ids)
+    assert "mallory" not in str(exc.value)
