@@ -159,11 +159,7 @@ def audit(
     """
     from graphleaks._outputs import EMBEDDING_REPORT, REPORT, check_output_dir
     from graphleaks._progress import progress_display
-    from graphleaks.attacks import registry as attacks
-    from graphleaks.audit.runner import audit_with_scores, train_target
     from graphleaks.audit.suite import build_attack, get_suite
-    from graphleaks.bundles import load_bundle
-    from graphleaks.models.gnn import ArchitectureSpec
     from graphleaks.report.writers import write_report
 
     setup_logging(verbose)
@@ -277,7 +273,12 @@ def audit(
             tracker.log_audit(report, out)
         _print_summary(report, json_path, md_path, json_out, quiet)
         return
+    # torch and PyG (seconds of CPU) only now: every option and the spec path checked
+    from graphleaks.attacks import registry as attacks
+    from graphleaks.audit.runner import audit_with_scores, train_target
     from graphleaks.audit.suite import applicable_attacks
+    from graphleaks.bundles import load_bundle
+    from graphleaks.models.gnn import ArchitectureSpec
 
     names = [attacks.get(n).name for n in attack] if attack else None
     if bundle is None:
