@@ -1,7 +1,8 @@
 """CPU and wall time of the default audit on the bundled Cora, step by step.
 
 Steps: imports (interpreter start-up included), load, train, the audit (its attack loop,
-the canary audit and the report assembly), writing the report. Each step's process CPU time
+the canary audit and the report assembly), writing the report (JSON, Markdown and HTML, as
+``graphleaks audit`` does). Each step's process CPU time
 (user + system, the figure a busy shared host does not distort) is printed beside its wall
 time, in seconds and in *reference units*: the CPU of a fixed reference workload (100 epochs
 of a seeded Cora GCN, ``bench/_reference.py``) measured in the same process. Inside the
@@ -126,7 +127,7 @@ def main() -> None:
         report = run_audit(target, seed=args.seed)
         marks.append(("audit", time.process_time(), time.perf_counter()))
         with tempfile.TemporaryDirectory() as d:
-            write_report(report, d)
+            write_report(report, d, html=True)  # as `graphleaks audit` writes it
         marks.append(("write", time.process_time(), time.perf_counter()))
         steps = {b[0]: (b[1] - a[1], b[2] - a[2])
                  for a, b in zip(marks[:-1], marks[1:], strict=True)}
