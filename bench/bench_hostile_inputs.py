@@ -9,7 +9,7 @@ graphleaks. A family that is not yet fixed still prints its figures (no exceptio
 
 Families: a ~1 MB ``.pt2`` whose weight record deflates 1 GiB of zeros; a ~50 kB ``.pt2``
 (a real export) declaring a 1 GiB weight over an empty record; a 0.5 MB ``.npz`` scores bomb for
-``audit --scores``; a ``.npy`` whose header declares a huge shape; ``embed --edges`` with an
+``audit scores``; a ``.npy`` whose header declares a huge shape; ``embed --edges`` with an
 edge to node 10^15; a deeply nested ``--model-kwargs``.
 
 Usage (from the repository root)::
@@ -118,12 +118,12 @@ def _write_zeros(z: zipfile.ZipFile, name: str, n: int) -> None:
 def fam_pt2_deflated(d: Path, opts: list[str]) -> list[str]:
     evil = _pt2_with_weight(_clean_pt2(d), d / "deflated.pt2", [GiB // 4], None,
                             deflated_zeros=GiB)
-    return ["audit", "--model", str(evil), *opts, "--out", str(d / "out")]
+    return ["audit", "model", str(evil), *opts, "--out", str(d / "out")]
 
 
 def fam_pt2_declared(d: Path, opts: list[str]) -> list[str]:
     evil = _pt2_with_weight(_clean_pt2(d), d / "declared.pt2", [GiB // 4], b"")
-    return ["audit", "--model", str(evil), *opts, "--out", str(d / "out")]
+    return ["audit", "model", str(evil), *opts, "--out", str(d / "out")]
 
 
 def fam_npz_bomb(d: Path, opts: list[str]) -> list[str]:
@@ -144,7 +144,7 @@ def fam_npz_bomb(d: Path, opts: list[str]) -> list[str]:
             for _ in range(n // len(chunk)):
                 f.write(chunk)
         z.writestr("labels.npy", _npy_bytes(np.zeros(4, dtype="int64")))
-    return ["audit", "--scores", str(path), *opts[-4:], "--out", str(d / "out")]
+    return ["audit", "scores", str(path), *opts[-4:], "--out", str(d / "out")]
 
 
 def _npy_bytes(a: object) -> bytes:
@@ -178,7 +178,7 @@ def fam_nested_kwargs(d: Path, opts: list[str]) -> list[str]:
 
     torch.save(torch.nn.Linear(8, 3).state_dict(), d / "w.pt")
     kwargs = '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}"
-    return ["audit", "--model", str(d / "w.pt"), "--model-class", "torch.nn:Linear",
+    return ["audit", "model", str(d / "w.pt"), "--model-class", "torch.nn:Linear",
             "--model-kwargs", kwargs, *opts, "--out", str(d / "out")]
 
 

@@ -13,13 +13,19 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Context  # typer vendors click (no separate package)
-from typer._click.exceptions import ClickException, UsageError
-from typer.core import TyperGroup
+from typer._click.core import Command, Context  # typer vendors click (no separate package)
+from typer._click.exceptions import ClickException, NoSuchOption, UsageError
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
+from graphleaks.cli import _deprecated
 from graphleaks.cli import audit as _audit
+from graphleaks.cli import audit_embeddings as _audit_embeddings
+from graphleaks.cli import audit_model as _audit_model
+from graphleaks.cli import audit_scores as _audit_scores
+from graphleaks.cli import audit_spec as _audit_spec
 from graphleaks.cli import check as _check
 from graphleaks.cli import embed as _embed
+from graphleaks.cli import export as _export
 from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
 from graphleaks.cli import sweep as _sweep
@@ -44,9 +50,76 @@ class _OneLineUsageGroup(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # `graphleaks train` alone: help
                 raise
             where = exc.ctx.command_path if exc.ctx is not None else "graphleaks"
-            msg = one_line(" ".join(exc.format_message().split()))
-            typer.echo(f"error: {msg} (see `{one_line(where)} --help`)", err=True)
+            msg = (_belongs_elsewhere(exc) or
+                   f"{' '.join(exc.format_message().split())} (see `{where} --help`)")
+            typer.echo(f"error: {one_line(msg)}", err=True)
             raise typer.Exit(EXIT_USAGE) from None
+
+    def resolve_command(self, ctx: Context, args: list[str]) -> Any:
+        """An old command name (``audit-embeddings``) runs its new spelling."""
+        return super().resolve_command(ctx, _deprecated.rewrite_command_args(args))
+
+
+# The audit commands keep Rich help, whatever the app's: its panels group each mode's options
+# (plain help would list them in one block); their help texts escape their brackets.
+
+
+class _AuditGroup(TyperGroup):
+    """``graphleaks audit``: the train/bundle audit, with one subcommand per other mode.
+
+    The old mode flags (``--model F``) are parsed as their subcommand (``model F``).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**{**kwargs, "rich_markup_mode": "rich"})
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _deprecated.rewrite_audit_args(args, list(self.commands)))
+
+
+class _AuditCommand(TyperCommand):
+    """An audit mode's command (``graphleaks audit scores``), with Rich help."""
+
+    def __init__(self, name: str | None, **kwargs: Any) -> None:
+        super().__init__(name, **{**kwargs, "rich_markup_mode": "rich"})
+
+
+def _usage(path: str, cmd: Command) -> str:
+    """``graphleaks audit scores FILE``: a command's path and its arguments."""
+    names = [p.metavar or (p.name or "").upper() for p in cmd.params
+             if isinstance(p, TyperArgument)]
+    return " ".join([path, *names])
+
+
+def _commands(path: str, cmd: Command) -> list[tuple[str, Command]]:
+    """A command and, for a group, every command under it, with their paths."""
+    found = [(path, cmd)]
+    for name, sub in getattr(cmd, "commands", {}).items():
+        if not sub.hidden:
+            found += _commands(f"{path} {name}", sub)
+    return found
+
+
+def _belongs_elsewhere(exc: UsageError) -> str | None:
+    """For an option the command does not have: which command has it, from their
+    declarations (None when no command near it does)."""
+    if not isinstance(exc, NoSuchOption) or exc.ctx is None:
+        return None
+    opt, ctx = exc.option_name, exc.ctx
+    new = _deprecated.old_spelling_of(opt)
+    in_audit = any(isinstance(c.command, _AuditGroup) for c in (ctx, ctx.parent) if c)
+    if new is not None and in_audit:
+        return (f"{opt} is the deprecated spelling of `graphleaks audit {new} FILE`; give one "
+                f"audit mode, as a subcommand, and drop {opt} (see `graphleaks audit {new} "
+                "--help`)")
+    group = ctx if getattr(ctx.command, "commands", None) else (ctx.parent or ctx)
+    owners = [(path, cmd) for path, cmd in _commands(group.command_path, group.command)
+              if cmd is not ctx.command and any(opt in p.opts or opt in p.secondary_opts
+                                                for p in cmd.params)]
+    if not owners:
+        return None
+    return (f"{opt} belongs to {' or '.join(_usage(p, c) for p, c in owners)}, not to "
+            f"{_usage(ctx.command_path, ctx.command)} (see `{owners[0][0]} --help`)")
 
 
 app = typer.Typer(
@@ -119,13 +192,21 @@ def register(name: str, fn: Callable[..., Any]) -> None:
 
 
 register("train", _train.train)
-register("audit", _audit.audit)
+audit_app = typer.Typer(cls=_AuditGroup, invoke_without_command=True, no_args_is_help=False,
+                        pretty_exceptions_enable=False, add_completion=False)
+audit_app.callback()(_one_line_errors(_audit.audit))
+# One module per audit mode; a new mode is one more line here.
+for _name, _fn in (("model", _audit_model.audit_model), ("scores", _audit_scores.audit_scores),
+                   ("spec", _audit_spec.audit_spec),
+                   ("embeddings", _audit_embeddings.audit_embeddings)):
+    audit_app.command(_name, cls=_AuditCommand)(_one_line_errors(_fn))
+app.add_typer(audit_app, name="audit")
 register("list", _listing.list_cmd)
 register("embed", _embed.embed)
-register("audit-embeddings", _embed.audit_embeddings_cmd)
 register("check", _check.check)
 register("sweep", _sweep.sweep)
 register("results", _results.results)
+register("export", _export.export)
 
 
 def main() -> None:

@@ -1,91 +1,122 @@
-"""``graphleaks audit --model FILE``: audit a saved model from another pipeline.
+"""``graphleaks audit model FILE``: audit a saved model from another pipeline.
 
 The model file is a ``torch.export`` program (``.pt2``), an ONNX file, or a ``state_dict``
 (``.safetensors`` / ``.pt``) with ``--model-class package.module:Class`` and
 ``--model-kwargs JSON``; none is ever unpickled (:mod:`graphleaks.models.foreign`). The graph
 comes from ``--edges/--features/--labels`` and the membership from ``--members`` and
 ``--non-members`` node-id files, and the adversary's auxiliary nodes from ``--population``
-(default: every other node). Every check runs before any attack; on bad input nothing is
-written.
+(default: every node neither member nor non-member). Every check runs before any attack; on
+bad input nothing is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from graphleaks._outputs import REPORT, check_output_dir
+from graphleaks._progress import progress_display
+from graphleaks.cli import options as o
+from graphleaks.cli._common import params_as_run, resolve_cli_params
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.writers import write_report
+
+# The attacks, graph readers and model loaders import torch: imported inside run_model_audit
+# so that `graphleaks audit --help` stays torch-free.
+
+MODEL = "Model"
+ModelFile = Annotated[Path, typer.Argument(
+    metavar="FILE", help="The model: .pt2 (torch.export), .onnx, or a state_dict "
+                         "(.safetensors/.pt) with --model-class. Nothing is unpickled.",
+    show_default=False)]
+ModelClass = Annotated[str | None, typer.Option(
+    "--model-class", help="With a state_dict: the class to build, package.module:Class.",
+    rich_help_panel=MODEL)]
+ModelKwargs = Annotated[str | None, typer.Option(
+    "--model-kwargs", help="With --model-class: its keyword arguments as a JSON object.",
+    rich_help_panel=MODEL)]
+ModelOutput = Annotated[str, typer.Option(
+    "--model-output", help="What the model returns: logits, probabilities or "
+                           "log_probabilities.", rich_help_panel=MODEL)]
 
 
-def run_model_audit_cli(
-    model: Path, *, model_class: str | None, model_kwargs: str | None, model_output: str,
-    edges: Path | None, features: Path | None, labels: Path | None,
-    members: Path | None, non_members: Path | None, out: Path, attack: list[str] | None,
-    population: Path | None = None, param: list[str] | None = None,
-    suite: str, n_bootstrap: int | None, seed: int, conflicting: dict[str, bool],
-    before_work: Callable[[], object] | None = None,
+def audit_model(
+    model: ModelFile, model_class: ModelClass = None, model_kwargs: ModelKwargs = None,
+    model_output: ModelOutput = "logits", edges: o.Edges = None, features: o.Features = None,
+    labels: o.Labels = None, members: o.Members = None, non_members: o.NonMembers = None,
+    population: o.Population = None, attack: o.Attack = None, suite: o.Suite = "standard",
+    param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
+    out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
+    show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+) -> None:
+    """Audit a saved model from another pipeline (.pt2, .onnx or a state_dict).
+
+    The model is served on the graph --edges/--features/--labels, with the split --members
+    and --non-members.
+    """
+    output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    run = run_model_audit(model, model_class, model_kwargs, model_output,
+                          o.GraphSource(None, None, edges, features, labels),
+                          o.MembershipFiles(members, non_members, population),
+                          o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    output.publish(run.report)
+
+
+def run_model_audit(
+    model: Path, model_class: str | None, model_kwargs: str | None, model_output: str,
+    graph_source: o.GraphSource, membership: o.MembershipFiles, budgets: o.AuditBudgets,
+    output: o.OutputOptions,
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
 
-    ``before_work`` is called once every input is checked, just before the attacks run.
-
     Raises:
-        InvalidConfigError: For conflicting or missing options, or an unknown format/class.
+        InvalidConfigError: For missing options, or an unknown format/class.
         DataError: For unreadable files, bad node sets, or outputs that contradict labels.
     """
-    from graphleaks._outputs import REPORT, check_output_dir
     from graphleaks.attacks import registry
     from graphleaks.audit.model_audit import audit_target, model_target
     from graphleaks.audit.suite import get_suite
-    from graphleaks.cli._common import (
-        check_audit_options,
-        load_graph,
-        params_as_run,
-        resolve_cli_params,
-    )
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.models.foreign import load_model_file
     from graphleaks.models.protocol import OUTPUT_KINDS
-    from graphleaks.report.writers import write_report
 
-    bad = [name for name, on in conflicting.items() if on]
-    if bad:
-        raise InvalidConfigError(f"--model cannot be combined with {', '.join(bad)}; drop "
-                                 f"{'it' if len(bad) == 1 else 'them'}")
-    check_output_dir(out, REPORT)  # an unusable --out fails before any work
-    check_audit_options(n_bootstrap, "target")
-    the_suite = get_suite(suite)
+    check_output_dir(output.out, REPORT)  # an unusable --out fails before any work
+    the_suite = get_suite(budgets.suite)
     if model_output not in OUTPUT_KINDS:
         raise InvalidConfigError(f"--model-output {model_output!r} is unknown; choose one of: "
                                  f"{', '.join(OUTPUT_KINDS)}")
-    if edges is None or features is None or labels is None:
-        raise InvalidConfigError("--model needs the graph it is served with: --edges, "
-                                 "--features and --labels")
-    if members is None or non_members is None:
-        raise InvalidConfigError("--model needs --members and --non-members node-id files")
-    names = [registry.get(a).name for a in attack] if attack else None
+    g, m = graph_source, membership
+    if g.edges is None or g.features is None or g.labels is None:
+        raise InvalidConfigError("graphleaks audit model needs the graph it is served with: "
+                                 "--edges, --features and --labels")
+    if m.members is None or m.non_members is None:
+        raise InvalidConfigError("graphleaks audit model needs --members and --non-members "
+                                 "node-id files")
+    names = budgets.attack_names()
     # one resolution of every --param: canonical owner, declared field types (exit 2 else)
-    params = resolve_cli_params(param, attacks=names or list(registry))
-    graph, _ = load_graph(None, None, edges, features, labels)
+    params = resolve_cli_params(list(budgets.params), attacks=names or list(registry))
+    graph, ref = g.load()
     n = int(graph.num_nodes)
-    mem = read_node_ids(members, n)
-    non = read_node_ids(non_members, n)
-    pop = read_node_ids(population, n) if population is not None else None
+    mem, non = read_node_ids(m.members, n), read_node_ids(m.non_members, n)
+    pop = read_node_ids(m.population, n) if m.population is not None else None
     loaded, factory = load_model_file(model, model_class=model_class, model_kwargs=model_kwargs)
     target = model_target(loaded, graph, mem, non, output=model_output, model_factory=factory,
-                          parameters=factory is not None, seed=seed, population=pop,
+                          parameters=factory is not None, seed=budgets.seed, population=pop,
                           model_class=model_class or f"{model.suffix} file")
-    config = {"model": model.name, "model_class": model_class, "model_output": model_output,
-              "members": members.name, "non_members": non_members.name,
-              "population": population.name if population is not None
+    config = {"model": model.name, "graph": ref.to_dict(), "model_class": model_class,
+              "model_output": model_output,
+              "model_kwargs": model_kwargs, "members": m.members.name,
+              "non_members": m.non_members.name,
+              "population": m.population.name if m.population is not None
               else "every node neither member nor non-member",
               "attacks": names or "all applicable", "suite": the_suite.name,
-              "n_bootstrap": n_bootstrap}
-    if before_work is not None:
-        before_work()  # e.g. open the MLflow store: everything else is checked by now
-    run = audit_target(target, attacks=names, seed=seed, suite=the_suite,
-                       n_bootstrap=n_bootstrap, config=config, params=params)
+              "n_bootstrap": budgets.n_bootstrap}
+    output.before_work()  # e.g. open the MLflow store: everything else is checked by now
+    with progress_display(output.bars):
+        run = audit_target(target, attacks=names, seed=budgets.seed, suite=the_suite,
+                           n_bootstrap=budgets.n_bootstrap, config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)
-    write_report(run.report, out, html=True, scores=run.tables)  # all files or none
+    write_report(run.report, output.out, html=True, scores=run.tables)  # all files or none
     return run

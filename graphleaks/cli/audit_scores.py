@@ -1,61 +1,70 @@
-"""``graphleaks audit --scores``: audit a model from its exported per-node scores."""
+"""``graphleaks audit scores FILE``: audit a model from its exported per-node scores."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from graphleaks._outputs import REPORT, check_output_dir
+from graphleaks._progress import progress_display
+from graphleaks.cli import options as o
+from graphleaks.cli._common import params_as_run, resolve_cli_params
 from graphleaks.errors import InvalidConfigError
+from graphleaks.report.writers import write_report
+
+# The attacks and the score readers import torch: imported inside run_scores_audit so that
+# `graphleaks audit --help` stays torch-free.
+
+SCORES = "Scores"
+ScoresFile = Annotated[Path, typer.Argument(
+    metavar="FILE", help="Exported per-node scores: .npz (scores, labels, node_ids), .npy with "
+                         "--labels, or CSV node_id,label,class scores...", show_default=False)]
+ScoresOutput = Annotated[str, typer.Option(
+    "--scores-output", help="What the file holds: probabilities, logits or log_probabilities.",
+    rich_help_panel=SCORES)]
+ScoreIds = Annotated[Path | None, typer.Option(
+    "--score-ids", help="Node id of each row of a .npy score matrix (default: row i is node "
+                        "i).", rich_help_panel=SCORES)]
+ScoreLabels = Annotated[Path | None, typer.Option(
+    "--labels", help="Label of each row of a .npy score matrix, one per line.",
+    rich_help_panel=SCORES)]
 
 
-def run_scores_audit_cli(
-    scores: Path,
-    *,
-    members: Path | None,
-    non_members: Path | None,
-    scores_output: str,
-    labels: Path | None,
-    out: Path,
-    attack: list[str] | None,
-    suite: str,
-    param: list[str] | None,
-    n_bootstrap: int | None,
-    seed: int,
-    conflicting: dict[str, Any],
-    score_ids: Path | None = None,
-    before_work: Callable[[], object] | None = None,
+def audit_scores(
+    scores: ScoresFile, members: o.Members = None, non_members: o.NonMembers = None,
+    scores_output: ScoresOutput = "probabilities", labels: ScoreLabels = None,
+    score_ids: ScoreIds = None, attack: o.Attack = None, suite: o.Suite = "standard",
+    param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
+    out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
+    show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+) -> None:
+    """Audit a model from its exported per-node scores.
+
+    The split is --members and --non-members (default: every other scored node).
+    """
+    output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    run = run_scores_audit(scores, scores_output, labels, score_ids,
+                           o.MembershipFiles(members, non_members),
+                           o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+    output.publish(run.report)
+
+
+def run_scores_audit(
+    scores: Path, scores_output: str, labels: Path | None, score_ids: Path | None,
+    membership: o.MembershipFiles, budgets: o.AuditBudgets, output: o.OutputOptions,
 ) -> Any:
-    """Validate everything, run the scores-only audit, write the report files.
+    """Validate everything, run the scores-only audit, write the report; return the run.
 
     Every input is checked (options, files, ids, named attacks' capabilities) before any
     attack runs, and the report folder is written all at once or not at all.
 
-    Args:
-        scores: Score file (``.npz``, ``.npy`` with ``--labels``, or CSV).
-        members: Member node-id file.
-        non_members: Non-member node-id file (default: every scored non-member).
-        scores_output: ``probabilities``, ``logits`` or ``log_probabilities``.
-        labels: Label file for a ``.npy`` score matrix.
-        score_ids: Node-id file for a ``.npy`` score matrix (default: row i is node i).
-        out: Report folder.
-        attack: Attack names, or None for every attack the scores allow.
-        suite: Suite name.
-        param: ``NAME.FIELD=VALUE`` attack parameters.
-        n_bootstrap: Bootstrap replicates (default: the suite's).
-        seed: Root seed.
-        conflicting: Options of other audit modes and whether each was given.
-        before_work: Called once every input is checked, just before the audit runs.
-
-    Returns:
-        The :class:`~graphleaks.audit.runner.AuditRun`.
-
     Raises:
-        InvalidConfigError: For options that do not go with ``--scores``.
+        InvalidConfigError: For a missing --members or an unknown --scores-output.
         DataError: For invalid files.
         CapabilityError: For a named attack the scores cannot serve.
     """
-    from graphleaks._outputs import REPORT, check_output_dir
     from graphleaks.attacks import registry as attacks
     from graphleaks.attacks.capabilities import require_all
     from graphleaks.audit.scores_only import (
@@ -65,43 +74,39 @@ def run_scores_audit_cli(
         scores_target,
     )
     from graphleaks.audit.suite import get_suite
-    from graphleaks.cli._common import check_audit_options, params_as_run, resolve_cli_params
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.data.score_files import SCORE_KINDS, load_scores
-    from graphleaks.report.writers import write_report
 
-    given = sorted(k for k, v in conflicting.items() if v)
-    if given:
-        raise InvalidConfigError(f"--scores audits exported scores only; drop {', '.join(given)}"
-                                 " (they belong to audits of a model or a bundle)")
-    if members is None:
-        raise InvalidConfigError("--scores needs --members FILE (the member node ids, one per "
-                                 "line)")
+    m = membership
+    if m.members is None:
+        raise InvalidConfigError("graphleaks audit scores needs --members FILE (the member "
+                                 "node ids, one per line)")
     if scores_output not in SCORE_KINDS:
         raise InvalidConfigError(f"--scores-output {scores_output!r} is unknown; choose one of: "
                                  f"{', '.join(SCORE_KINDS)}")
-    the_suite = get_suite(suite)
-    check_output_dir(out, REPORT)  # an unusable --out fails before any work
-    check_audit_options(n_bootstrap, "target")
-    names = [attacks.get(n).name for n in attack] if attack else None
+    the_suite = get_suite(budgets.suite)
+    check_output_dir(output.out, REPORT)  # an unusable --out fails before any work
+    names = budgets.attack_names()
     # one resolution of every --param: canonical owner, declared field types (exit 2 else)
-    params = resolve_cli_params(param, attacks=names or list(attacks))
+    params = resolve_cli_params(list(budgets.params), attacks=names or list(attacks))
     ns = load_scores(scores, output=scores_output, labels=labels, node_ids=score_ids)
-    member_ids = read_node_ids(members)
-    non_member_ids = read_node_ids(non_members) if non_members is not None else None
+    member_ids = read_node_ids(m.members)
+    non_member_ids = read_node_ids(m.non_members) if m.non_members is not None else None
     target = scores_target(ns, member_ids, non_member_ids)  # overlap, ranges, unscored ids
     if names:  # a named attack the scores cannot serve: refused before any work
         objs, _ = scores_only_attacks(names, the_suite, params)
         require_all(objs, target.capabilities(), TARGET_KIND)
-    config = {"scores": str(scores), "members": str(members),
-              "non_members": str(non_members) if non_members else "every other scored node",
+    config = {"scores": str(scores), "members": str(m.members),
+              "non_members": str(m.non_members) if m.non_members else "every other scored node",
               "scores_output": scores_output, "attacks": names or "all applicable",
-              "suite": the_suite.name, "n_bootstrap": n_bootstrap}
-    if before_work is not None:
-        before_work()  # e.g. open the MLflow store: everything else is checked by now
-    run = audit_scores_run(ns, members=target.split.train, non_members=target.split.test,
-                           attacks=names, seed=seed, n_bootstrap=n_bootstrap, suite=the_suite,
-                           config=config, params=params)
+              "suite": the_suite.name, "n_bootstrap": budgets.n_bootstrap,
+              **o.file_names(labels=labels, score_ids=score_ids)}
+    output.before_work()  # e.g. open the MLflow store: everything else is checked by now
+    with progress_display(output.bars):
+        run = audit_scores_run(ns, members=target.split.train, non_members=target.split.test,
+                               attacks=names, seed=budgets.seed,
+                               n_bootstrap=budgets.n_bootstrap, suite=the_suite,
+                               config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)
-    write_report(run.report, out, html=True, scores=run.tables)
+    write_report(run.report, output.out, html=True, scores=run.tables)
     return run

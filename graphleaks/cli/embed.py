@@ -1,10 +1,9 @@
-"""``graphleaks embed`` (DeepWalk/node2vec embeddings) and the embedding audit command.
+"""``graphleaks embed``: DeepWalk/node2vec embeddings of a dataset.
 
 ``embed`` writes ``embeddings.npy`` (row ``i`` = node ``i``), ``embeddings.txt`` (word2vec text
-format) and ``embeddings.json`` (every setting). ``audit-embeddings`` (and ``graphleaks audit
---embeddings FILE --attributes CSV``, which delegates to :func:`run_embedding_audit_cli`) runs
-the attribute-inference attack on an embedding file and writes ``report.json`` and
-``report.md``. Bad input raises :mod:`graphleaks.errors` exceptions (one line, exit code 2).
+format) and ``embeddings.json`` (every setting); ``graphleaks audit embeddings FILE``
+(:mod:`graphleaks.cli.audit_embeddings`) audits such a file. Bad input raises
+:mod:`graphleaks.errors` exceptions (one line, exit code 2).
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from graphleaks._outputs import EMBEDDING_REPORT, EMBEDDINGS, check_output_dir, publish_dir
-from graphleaks.cli._common import DataRoot, Seed, Verbose, check_audit_options, setup_logging
+from graphleaks._outputs import EMBEDDINGS, check_output_dir, publish_dir
+from graphleaks.cli._common import DataRoot, Seed, Verbose, setup_logging
 from graphleaks.errors import DataError, InvalidConfigError
 
 METHOD_DEFAULTS = {
@@ -26,7 +25,6 @@ METHOD_DEFAULTS = {
     "node2vec": {"dimensions": 128, "walk_length": 80, "walks_per_node": 10, "window": 10,
                  "negative": 5},
 }
-CLASSIFIER_NAMES = ("mlp", "rf", "svm")
 
 
 def embed(
@@ -146,77 +144,3 @@ def _write_keyed_text(path: str | Path, vectors: object, names: dict[int, str]) 
         fh.write(f"{arr.shape[0]} {arr.shape[1]}\n")
         for i, row in enumerate(arr.tolist()):
             fh.write(names.get(i, str(i)) + " " + " ".join(f"{v:.9g}" for v in row) + "\n")
-
-
-def run_embedding_audit_cli(
-    embeddings: Path,
-    attributes: Path,
-    out: Path,
-    classifiers: list[str],
-    aux_frac: float,
-    seed: int,
-    n_bootstrap: int,
-    json_out: bool,
-    edges: Path | None = None,
-) -> None:
-    """Audit an embedding file against an attribute CSV; write and summarise the report.
-
-    Prints the report JSON (``json_out``) or a short JSON summary with the report paths and
-    each classifier's F1, baseline and verdict.
-
-    Raises:
-        DataError: On bad files (mismatched node ids, non-numeric values, a single class).
-        InvalidConfigError: On an unknown classifier or a bad ``aux_frac``.
-    """
-    from graphleaks.audit.embedding_audit import audit_embedding_files, write_embedding_report
-
-    names = list(classifiers) or list(CLASSIFIER_NAMES)
-    for name in names:
-        if name not in CLASSIFIER_NAMES:
-            raise InvalidConfigError(f"unknown classifier {name!r}; choose from: "
-                                     f"{', '.join(CLASSIFIER_NAMES)}")
-    report = audit_embedding_files(embeddings, attributes, classifiers=names, aux_frac=aux_frac,
-                                   seed=seed, n_bootstrap=n_bootstrap, edges=edges)
-    json_path, md_path = write_embedding_report(report, out)
-    if json_out:
-        typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
-        return
-    summary = {
-        r.classifier: {"f1_micro": r.metrics.f1_micro.value,
-                       "f1_macro": r.metrics.f1_macro.value,
-                       "majority_baseline": r.metrics.majority_baseline,
-                       "gain_ci": list(r.metrics.gain_over_baseline.ci),
-                       "verdict": r.verdict}
-        for r in report.results
-    }
-    typer.echo(json.dumps({"report": str(json_path), "summary": str(md_path),
-                           "leaks": report.leaks, "classifiers": summary}, indent=2))
-
-
-def audit_embeddings_cmd(
-    embeddings: Annotated[Path, typer.Option(
-        "--embeddings", help="Embedding file: .npy (row i = node i) or word2vec text.")],
-    attributes: Annotated[Path, typer.Option(
-        "--attributes", help="CSV of node_id,attribute rows (integer ids and values).")],
-    out: Annotated[Path, typer.Option("--out", "-o",
-                                      help="Folder for report.json and report.md.")],
-    classifier: Annotated[list[str] | None, typer.Option(
-        "--classifier", help="Attack classifier (mlp, rf, svm); repeat for several "
-                             "(default: all three).")] = None,
-    aux_frac: Annotated[float, typer.Option(
-        help="Fraction of nodes whose attribute the adversary knows.")] = 0.3,
-    seed: Seed = 0,
-    n_bootstrap: Annotated[int, typer.Option(help="Bootstrap replicates per CI.")] = 1000,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the report JSON to stdout.")]
-    = False,
-    edges: Annotated[Path | None, typer.Option(
-        help="Edge list whose node ids (e.g. user_17) the embedding and attribute files "
-             "use; needed for string ids.")] = None,
-    verbose: Verbose = False,
-) -> None:
-    """Audit node embeddings for attribute leakage (Duddu et al.'s attribute inference)."""
-    setup_logging(verbose)
-    check_output_dir(out, EMBEDDING_REPORT)  # before any work
-    check_audit_options(n_bootstrap, "target")
-    run_embedding_audit_cli(embeddings, attributes, out, list(classifier or CLASSIFIER_NAMES),
-                            aux_frac, seed, n_bootstrap, json_out, edges)

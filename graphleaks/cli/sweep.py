@@ -38,7 +38,7 @@ def sweep(
 ) -> None:
     """Run a privacy–utility sweep; rerunning the same command resumes where it stopped."""
     from graphleaks._progress import progress_display
-    from graphleaks.cli.audit import want_progress
+    from graphleaks.cli.options import want_progress
     from graphleaks.errors import DataError
     from graphleaks.sweep.sweep import expand_grid, load_sweep_spec, run_sweep
 

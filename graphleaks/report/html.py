@@ -28,6 +28,7 @@ from typing import Any
 from graphleaks._display import fmt_figure
 from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_files
 from graphleaks.report._figures import figure, subplots
+from graphleaks.report.controls import render_controls_html
 from graphleaks.report.records import MetricReading, decode_readings
 from graphleaks.report.report import AuditReport, interval_methods_of, table_footnotes
 from graphleaks.report.risk_sections import candidates_cell
@@ -469,6 +470,7 @@ def render_html(
     body.append(_risk_section(report))
     body.append("<h2>Attack details</h2>")
     body.append(_attack_details(report))
+    body.append(render_controls_html(report))
     versions = ", ".join(f"{_e(k)} {_e(v)}" for k, v in sorted(report.versions.items()))
     body.append(f"<footer>Library versions: {versions}.</footer>")
     # HTML_HEAD (with its generator <meta>) lets a later run recognise the page as its own

@@ -26,9 +26,9 @@ def _read_scores(path: Path) -> dict[int, tuple[float, int]]:
     return {int(r["node"]): (float(r["score"]), int(r["label"])) for r in rows}
 
 
-def _cli(*args: str) -> None:
-    r = CliRunner().invoke(app, ["audit", "--attack", "confidence_mia", "--seed", str(SEED),
-                                 "--n-bootstrap", "50", "--quiet", *args])
+def _cli(mode: str, file: str, *args: str) -> None:
+    r = CliRunner().invoke(app, ["audit", mode, file, "--attack", "confidence_mia", "--seed",
+                                 str(SEED), "--n-bootstrap", "50", "--quiet", *args])
     assert r.exit_code == 0, r.output
 
 
@@ -48,10 +48,10 @@ def test_four_ways_in_give_identical_confidence_scores(user_setup, tmp_path):  #
 
     # 2. a torch.export program
     pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, tmp_path / "model.pt2")
-    _cli("--model", str(pt2), *graph, *sets, "--out", str(tmp_path / "pt2"))
+    _cli("model", str(pt2), *graph, *sets, "--out", str(tmp_path / "pt2"))
     # 3. the state_dict and the user's class, named explicitly
     torch.save(s.model.state_dict(), tmp_path / "w.pt")
-    _cli("--model", str(tmp_path / "w.pt"), "--model-class", "usernet16:SGNet",
+    _cli("model", str(tmp_path / "w.pt"), "--model-class", "usernet16:SGNet",
          "--model-kwargs", json.dumps(s.kwargs), *graph, *sets, "--out", str(tmp_path / "sd"))
     # 4. the model's exported posteriors only
     with torch.no_grad():
@@ -59,7 +59,7 @@ def test_four_ways_in_give_identical_confidence_scores(user_setup, tmp_path):  #
     nodes = np.union1d(s.members, s.non_members)
     np.savez(tmp_path / "scores.npz", scores=post[nodes], labels=s.graph.y.numpy()[nodes],
              node_ids=nodes)
-    _cli("--scores", str(tmp_path / "scores.npz"), *sets, "--out", str(tmp_path / "sc"))
+    _cli("scores", str(tmp_path / "scores.npz"), *sets, "--out", str(tmp_path / "sc"))
 
     ways = {"pt2": _read_scores(tmp_path / "pt2" / "scores.csv"),
             "state_dict": _read_scores(tmp_path / "sd" / "scores.csv"),

@@ -42,7 +42,7 @@ def _graph_files(setup, folder: Path, labels=None) -> dict[str, Path]:  # noqa: 
 
 
 def _cli(files: dict[str, Path], model: Path, out: Path, *extra: str):  # noqa: ANN202
-    args = ["audit", "--model", str(model), "--out", str(out), "--n-bootstrap", str(N_BOOT),
+    args = ["audit", "model", str(model), "--out", str(out), "--n-bootstrap", str(N_BOOT),
             "--quiet"]
     for key, path in files.items():
         args += [f"--{key}", str(path)]
@@ -248,7 +248,7 @@ def test_onnx_model_audits_like_the_module_and_refuses_embedding_attacks(user_se
                       dynamic_shapes=({0: Dim("n", min=2)}, {1: Dim("e", min=2)}))
     files = _graph_files(s, tmp_path / "files")
     names = ["confidence_mia", "label_only_mia"]
-    args = ["audit", "--model", str(path), "--out", str(tmp_path / "out"), "--quiet",
+    args = ["audit", "model", str(path), "--out", str(tmp_path / "out"), "--quiet",
             "--n-bootstrap", "50", "--seed", "3"]
     for key, p in files.items():
         args += [f"--{key}", str(p)]
@@ -283,12 +283,12 @@ def test_a_graphleaks_gnn_through_audit_model_keeps_its_spec_for_shadows() -> No
 
 
 def test_cli_param_reaches_the_attacks_of_a_saved_model(user_setup, tmp_path):  # noqa: ANN001
-    """--param works with --model: typed, applied, and recorded as the attack used it."""
+    """--param works with audit model: typed, applied, and recorded as the attack used it."""
     s = user_setup
     files = _graph_files(s, tmp_path / "files")
     pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, tmp_path / "model.pt2")
     out = tmp_path / "o"
-    args = ["audit", "--model", str(pt2), "--out", str(out), "--n-bootstrap", "20", "--quiet",
+    args = ["audit", "model", str(pt2), "--out", str(out), "--n-bootstrap", "20", "--quiet",
             "--attack", "confidence_mia", "--param", "confidence_mia.threshold=median"]
     for key, path in files.items():
         args += [f"--{key}", str(path)]

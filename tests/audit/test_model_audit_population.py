@@ -108,7 +108,7 @@ def _files(s, folder: Path) -> list[str]:  # noqa: ANN001
     (folder / "m.txt").write_text("\n".join(str(i) for i in s.members))
     (folder / "n.txt").write_text("\n".join(str(i) for i in s.non_members))
     pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, folder / "model.pt2")
-    return ["audit", "--model", str(pt2), *graph,
+    return ["audit", "model", str(pt2), *graph,
             "--members", str(folder / "m.txt"), "--non-members", str(folder / "n.txt"),
             "--attack", "shadow_mia", "--n-bootstrap", "20", "--quiet", "--seed", "1"]
 
@@ -137,8 +137,8 @@ def test_cli_population_file_reaches_the_audit_and_bad_ones_exit_2(user_setup, t
     assert r.exit_code == 2, r.output
     assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) == 1
     assert "members" in r.stderr and not (tmp_path / "bad").exists()
-    # --population only means something with --model
+    # --population only means something to audit model
     r = CliRunner().invoke(app, ["audit", "--dataset", "tiny", "--out", str(tmp_path / "t"),
                                  "--population", str(tmp_path / "pop.txt")])
-    assert r.exit_code == 2 and "--population" in r.stderr
+    assert r.exit_code == 2 and "--population belongs to graphleaks audit model FILE" in r.stderr
     assert not (tmp_path / "t").exists()

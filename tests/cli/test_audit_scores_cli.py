@@ -1,4 +1,4 @@
-"""``graphleaks audit --scores``: scores-only audits from files, refusals, and the gate."""
+"""``graphleaks audit scores FILE``: scores-only audits from files, refusals, and the gate."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def export(tmp_path_factory, trained_target):  # noqa: ANN001, ANN201
 
 
 def _audit(out, scores, members, *extra):  # noqa: ANN001, ANN202
-    return CliRunner().invoke(app, ["audit", "--scores", str(scores), "--members",
+    return CliRunner().invoke(app, ["audit", "scores", str(scores), "--members",
                                     str(members), "--out", str(out), "--n-bootstrap", "100",
                                     *extra])
 
@@ -112,11 +112,12 @@ def test_bad_input_exits_2_one_line_nothing_written(export, tmp_path, case, matc
 
 def test_scores_refuses_model_options_and_needs_members(export, tmp_path):
     out = tmp_path / "o"
-    r = CliRunner().invoke(app, ["audit", "--scores", str(export / "scores.npz"), "--out",
+    r = CliRunner().invoke(app, ["audit", "scores", str(export / "scores.npz"), "--out",
                                  str(out)])
     assert "--members" in _one_line_exit_2(r, out)
     r = _audit(out, export / "scores.npz", export / "members.txt", "--dataset", "cora")
-    assert "drop --dataset" in _one_line_exit_2(r, out)
+    assert ("--dataset belongs to graphleaks audit, not to graphleaks audit scores FILE"
+            in _one_line_exit_2(r, out))
 
 
 def test_bare_npy_with_label_and_id_files(export, tmp_path):

@@ -47,7 +47,7 @@ def test_edge_canary_audit_in_report(files, tmp_path):
     (["--defense", "edgerand", "--canary-audit", "node"], "protects unit edge; valid: edge"),
     (["--canary-audit", "vertex"], "unit parameter of --canary-audit must be one of"),
     (["--canary-audit", "node", "--canary-attack", "released"], "attack parameter"),
-    (["--bundle", "/nonexistent", "--canary-audit", "edge"], "needs a target trained here"),
+    (["--bundle", "/nonexistent", "--canary-audit", "edge"], "describes a target trained here"),
 ])
 def test_bad_canary_input_one_line_exit_2(files, extra, match, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -95,7 +95,7 @@ def test_usage_error_exit_2():
     assert r.exit_code == 2
 
 
-def test_audit_embeddings_via_audit_command(tmp_path):
+def test_audit_embeddings_subcommand(tmp_path):
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -104,13 +104,13 @@ def test_audit_embeddings_via_audit_command(tmp_path):
     np.save(tmp_path / "emb.npy", vectors)
     (tmp_path / "attr.csv").write_text("node,attr\n" + "\n".join(f"{i},{a}" for i, a in
                                                                   enumerate(attr)))
-    r = _run("audit", "--embeddings", str(tmp_path / "emb.npy"), "--attributes",
+    r = _run("audit", "embeddings", str(tmp_path / "emb.npy"), "--attributes",
              str(tmp_path / "attr.csv"), "--out", str(tmp_path / "rep"), "--n-bootstrap", "50")
     assert r.exit_code == 0, r.output
     report = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert "leak" in json.dumps(report)
-    r = _run("audit", "--embeddings", str(tmp_path / "emb.npy"))
-    assert r.exit_code != 0
+    r = _run("audit", "embeddings", str(tmp_path / "emb.npy"))
+    assert r.exit_code == 2 and "needs --attributes" in r.stderr
 
 
 def test_heterorr_reads_the_private_column_of_an_edge_list(edge_files, tmp_path):

@@ -1,4 +1,4 @@
-"""``embed`` and ``audit-embeddings`` commands, on a private Typer app."""
+"""``embed`` and ``audit embeddings`` commands, on a private Typer app."""
 
 import json
 
@@ -7,13 +7,15 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from graphleaks.cli.embed import audit_embeddings_cmd, embed, run_embedding_audit_cli
+from graphleaks.cli.audit_embeddings import audit_embeddings, run_embedding_audit
+from graphleaks.cli.embed import embed
+from graphleaks.cli.options import OutputOptions
 from graphleaks.errors import DataError, GraphleaksError, InvalidConfigError
 from graphleaks.models.embeddings import load_embeddings
 
 app = typer.Typer(pretty_exceptions_enable=False)
 app.command("embed")(embed)
-app.command("audit-embeddings")(audit_embeddings_cmd)
+app.command("embeddings")(audit_embeddings)
 runner = CliRunner()
 
 
@@ -42,7 +44,7 @@ def test_embed_then_audit(tmp_path):
     y = load_dataset("synthetic").y.numpy()
     attr = tmp_path / "labels.csv"
     attr.write_text("node_id,attribute\n" + "".join(f"{i},{v}\n" for i, v in enumerate(y)))
-    res = _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+    res = _invoke(["embeddings", str(out / "embeddings.txt"),
                    "--attributes", str(attr), "--out", str(tmp_path / "rep"),
                    "--classifier", "rf", "--aux-frac", "0.5", "--seed", "0"])
     assert res.exit_code == 0, res.output
@@ -58,11 +60,11 @@ def test_audit_mismatched_ids_is_data_error(tmp_path):
     attr = tmp_path / "a.csv"
     attr.write_text("0,0\n5,1\n")
     with pytest.raises(DataError, match="do not match"):
-        _invoke(["audit-embeddings", "--embeddings", str(emb), "--attributes", str(attr),
+        _invoke(["embeddings", str(emb), "--attributes", str(attr),
                  "--out", str(tmp_path / "o")])
     with pytest.raises(DataError):
-        run_embedding_audit_cli(emb, tmp_path / "missing.csv", tmp_path / "o", ["rf"], 0.3, 0,
-                                100, False)
+        run_embedding_audit(emb, tmp_path / "missing.csv", ["rf"], 0.3, 0, 100,
+                            OutputOptions(tmp_path / "o"))
 
 
 def test_embed_bad_method(tmp_path):
@@ -70,8 +72,8 @@ def test_embed_bad_method(tmp_path):
         _invoke(["embed", "--dataset", "synthetic", "--method", "line", "--out",
                  str(tmp_path)])
     with pytest.raises(InvalidConfigError):
-        run_embedding_audit_cli(tmp_path / "e.txt", tmp_path / "a.csv", tmp_path, ["knn"], 0.3,
-                                0, 100, False)
+        run_embedding_audit(tmp_path / "e.txt", tmp_path / "a.csv", ["knn"], 0.3, 0, 100,
+                            OutputOptions(tmp_path))
 
 
 def test_embed_a_user_edge_list(tmp_path):
@@ -110,10 +112,10 @@ def test_string_ids_map_through_the_edge_list(tmp_path):
     attr = tmp_path / "attr.csv"
     attr.write_text("node_id,attribute\n" + "".join(f"{u},{int(i < 20)}\n"
                                                    for i, u in enumerate(users)))
-    res = _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+    res = _invoke(["embeddings", str(out / "embeddings.txt"),
                    "--attributes", str(attr), "--edges", str(tmp_path / "e.csv"),
                    "--out", str(tmp_path / "rep"), "--classifier", "rf", "--n-bootstrap", "30"])
     assert res.exit_code == 0, res.output
     with pytest.raises(DataError, match="--edges"):
-        _invoke(["audit-embeddings", "--embeddings", str(out / "embeddings.txt"),
+        _invoke(["embeddings", str(out / "embeddings.txt"),
                  "--attributes", str(attr), "--out", str(tmp_path / "rep2")])

@@ -48,7 +48,9 @@ def filled_cache(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.mark.parametrize("args", [["--help"], ["list", "attacks"], ["list", "defenses"],
-                                  ["list", "datasets", "--json"]])
+                                  ["list", "datasets", "--json"], ["audit", "--help"],
+                                  ["audit", "model", "--help"], ["audit", "scores", "--help"],
+                                  ["audit", "spec", "--help"], ["audit", "embeddings", "--help"]])
 def test_start_up_imports_no_torch(args: list[str], filled_cache: str) -> None:
     assert _heavy_modules(args, filled_cache) == "HEAVY="
 

@@ -319,7 +319,7 @@ for _name, _edit in REPORT_EDITS.items():
     case("report", _name)(lambda s, a, e=_edit: _check(s, a, e))
 
 case("report", "report-dev-zero")(lambda s, a: ["check", "/dev/zero", "--max", "auc=0.9"])
-case("spec", "spec-dev-zero")(lambda s, a: ["audit", "--config", "/dev/zero", "--out",
+case("spec", "spec-dev-zero")(lambda s, a: ["audit", "spec", "/dev/zero", "--out",
                                             str(s / "o")])
 case("graph", "edges-dev-zero")(lambda s, a: _train(s, a, edges=Path("/dev/zero")))
 case("graph", "features-dev-zero-npy")(lambda s, a: ["train", "--out", str(s / "o"), "--edges",
@@ -348,7 +348,7 @@ SPECS = {
 }
 for _name, _content in SPECS.items():
     case("spec", _name)(lambda s, a, c=_content: [
-        "audit", "--config", str(_file(s, "spec.toml", c)), "--out", str(s / "out")])
+        "audit", "spec", str(_file(s, "spec.toml", c)), "--out", str(s / "out")])
 
 SWEEPS = {
     "sweep-negative-epsilon": "[sweep]\ndefenses = [\"gap_edp\"]\nepsilons = [-1.0]\n",
@@ -457,7 +457,7 @@ PARAMS: dict[str, Callable[[Path, Path], list[str]]] = {
     "param-embed-dimensions-huge": lambda s, a: ["embed", "--out", str(s / "o"), "--dataset",
                                                  "synthetic", "--dimensions", str(10**9)],
     "embeddings-text-forged-header": lambda s, a: [
-        "audit-embeddings", "--embeddings", str(_file(s, "e.txt", "1 1000000000000\n0 0.1\n")),
+        "audit", "embeddings", str(_file(s, "e.txt", "1 1000000000000\n0 0.1\n")),
         "--attributes", str(_file(s, "a.csv", "0,1\n")), "--out", str(s / "o")],
     "cache-is-a-file": lambda s, a: ["train", "--out", str(s / "o"), "--dataset", "citeseer",
                                      "--data-root", str(_citeseer_root(s))],
@@ -480,10 +480,10 @@ PARAMS: dict[str, Callable[[Path, Path], list[str]]] = {
     "results-out-foreign-file": lambda s, a: ["results", str(a / "store.sqlite"), "--out",
                                               str(_file(s, "data.csv", "a,b\n"))],
     "embeddings-attributes-mismatch": lambda s, a: [
-        "audit-embeddings", "--embeddings", str(_file(s, "e.txt", "2 2\n0 0.1 0.2\n1 0 1\n")),
+        "audit", "embeddings", str(_file(s, "e.txt", "2 2\n0 0.1 0.2\n1 0 1\n")),
         "--attributes", str(_file(s, "a.csv", f"0,1\n{SECRET}\n")), "--out", str(s / "o")],
     "embeddings-forged-npy": lambda s, a: [
-        "audit-embeddings", "--embeddings", str(_file(s, "e.npy", _npy((10**10, 64)))),
+        "audit", "embeddings", str(_file(s, "e.npy", _npy((10**10, 64)))),
         "--attributes", str(_file(s, "a.csv", "0,1\n1,0\n")), "--out", str(s / "o")],
 }
 for _name, _build in PARAMS.items():

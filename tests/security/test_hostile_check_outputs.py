@@ -317,11 +317,11 @@ def test_scores_and_model_audits_check_the_store_too(hostile, no_training, monke
                                                      scores_files):
     _fake_mlflow(monkeypatch, client_error=ConnectionError("refused"))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")
-    hostile.refused("audit", "--scores", scores_files / "scores.npz", "--members",
+    hostile.refused("audit", "scores", scores_files / "scores.npz", "--members",
                     scores_files / "members.txt", "--out", "rep", "--mlflow",
                     match="cannot open")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "ftp://127.0.0.1/x")
-    hostile.refused("audit", "--model", "m.onnx", "--out", "rep", "--mlflow",
+    hostile.refused("audit", "model", "m.onnx", "--out", "rep", "--mlflow",
                     match="unknown scheme")
 
 
@@ -398,7 +398,7 @@ def test_real_mlflow_refuses_bad_and_unreachable_stores_before_training(
 
 def test_scores_audit_logs_to_mlflow(hostile, mlflow_store, scores_files):
     mlflow, uri = mlflow_store
-    r = hostile.run("audit", "--scores", scores_files / "scores.npz", "--members",
+    r = hostile.run("audit", "scores", scores_files / "scores.npz", "--members",
                     scores_files / "members.txt", "--out", "rep", "--n-bootstrap", "20",
                     "--quiet", "--mlflow")
     assert r.exit_code == 0, (r.stderr, r.exception)
@@ -407,7 +407,7 @@ def test_scores_audit_logs_to_mlflow(hostile, mlflow_store, scores_files):
 
 
 def test_model_audit_logs_its_report_to_mlflow(hostile, mlflow_store, monkeypatch):
-    """The --model path logs the report it gets back (the model audit itself is stubbed:
+    """audit model logs the report it gets back (the model audit itself is stubbed:
     ``tests/audit/test_model_audit.py`` covers it)."""
     from pathlib import Path
 
@@ -417,14 +417,14 @@ def test_model_audit_logs_its_report_to_mlflow(hostile, mlflow_store, monkeypatc
     mlflow, uri = mlflow_store
     calls = []
 
-    def stub(model, **kwargs):
-        kwargs["before_work"]()
+    def stub(model, *args):
+        args[-1].before_work()  # the OutputOptions: opens the store, as the real one does
         calls.append(model)
         v1 = Path(__file__).parents[1] / "report" / "data" / "report_v1.json"
         return types.SimpleNamespace(report=load_report(v1))
 
-    monkeypatch.setattr(audit_model, "run_model_audit_cli", stub)
-    r = hostile.run("audit", "--model", "m.onnx", "--out", "rep", "--quiet", "--mlflow")
+    monkeypatch.setattr(audit_model, "run_model_audit", stub)
+    r = hostile.run("audit", "model", "m.onnx", "--out", "rep", "--quiet", "--mlflow")
     assert r.exit_code == 0, (r.stderr, r.exception)
     assert calls
     (run,) = _runs(mlflow, uri)

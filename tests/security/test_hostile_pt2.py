@@ -133,7 +133,7 @@ def _payload(marker: Path) -> str:
 
 
 def _audit(opts: list[str], model: Path) -> list[str]:
-    return ["audit", "--model", str(model), *opts, "--out", "out", "--n-bootstrap", "20",
+    return ["audit", "model", str(model), *opts, "--out", "out", "--n-bootstrap", "20",
             "--attack", "confidence_mia"]
 
 

@@ -44,7 +44,7 @@ def scores_export(hostile):
 
 
 def _audit_scores(scores, members):
-    return ("audit", "--scores", scores, "--members", members, "--out", "rep",
+    return ("audit", "scores", scores, "--members", members, "--out", "rep",
             "--n-bootstrap", "20")
 
 
@@ -105,7 +105,7 @@ def test_npy_header_with_a_huge_shape_is_refused(hostile, scores_export, which):
         args = _audit_scores(scores_export / "scores.npz", path)
     else:
         (hostile.root / "attr.csv").write_text("0,1\n1,0\n")
-        args = ("audit-embeddings", "--embeddings", path, "--attributes",
+        args = ("audit", "embeddings", path, "--attributes",
                 hostile.root / "attr.csv", "--out", "rep")
     line = hostile.refused(*args, match="forged.npy")
     assert "forged" in line and str(10**15) not in line
@@ -133,7 +133,7 @@ def test_deeply_nested_model_kwargs_is_refused(hostile, graph_dir):
     torch.save({}, hostile.root / "w.pt")
     (hostile.root / "m.txt").write_text("0\n1\n")
     (hostile.root / "n.txt").write_text("2\n3\n")
-    hostile.refused("audit", "--model", hostile.root / "w.pt", "--model-class",
+    hostile.refused("audit", "model", hostile.root / "w.pt", "--model-class",
                     "torch.nn:Linear", "--model-kwargs", "[" * 100_000,
                     *hostile.graph_opts(graph_dir), "--members", hostile.root / "m.txt",
                     "--non-members", hostile.root / "n.txt", "--out", "rep",

@@ -139,7 +139,7 @@ def test_a_forged_model_file_is_refused_without_quoting_it(hostile, case):
     if path.suffix in (".safetensors", ".pt"):
         extra = ["--model-class", "torch.nn:Linear",
                  "--model-kwargs", '{"in_features": 8, "out_features": 3}']
-    line = hostile.refused("audit", "--model", path, *extra, *opts, "--members",
+    line = hostile.refused("audit", "model", path, *extra, *opts, "--members",
                            hostile.root / "m.txt", "--non-members", hostile.root / "n.txt",
                            "--out", "out", "--n-bootstrap", "20",
                            absent=(TOKEN, "PWNED"))
