@@ -1083,8 +1083,9 @@ def _use_analytic(
 def _estimates(
     s: FloatArray, y: npt.NDArray[np.bool_], targets: list[float], t: float | None, *,
     n_bootstrap: int, confidence: float, seed: int, use_analytic: bool, full: bool,
-) -> dict[str, Estimate]:
-    """Every estimate, by key (``auc``, ``tpr@0.01``, ``at:recall``...), from one ROC."""
+) -> tuple[dict[str, Estimate], RocCounts]:
+    """Every estimate, by key (``auc``, ``tpr@0.01``, ``at:recall``...), and the data's ROC
+    counts they were read from (for the ROC curve and oracle accuracy, without a new sort)."""
     n_pos = int(y.sum())
     n_neg = int(y.size - n_pos)
     s_pos, s_neg = s[y], s[~y]
