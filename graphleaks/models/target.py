@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -22,9 +22,8 @@ from graphleaks.models.protocol import (
     set_eval,
 )
 from graphleaks.privacy.ledger import PrivacyLedger
-
-GraphView = Literal["target", "full", "partitioned", "zero_hop"]
-GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
+from graphleaks.threat import GRAPH_VIEWS as GRAPH_VIEWS
+from graphleaks.threat import GraphView as GraphView
 
 
 class _Caches:
