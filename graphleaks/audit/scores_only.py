@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from graphleaks._progress import progress
 from graphleaks.attacks.base import Attack, Output, TargetView, ThreatModel
 from graphleaks.attacks.capabilities import (
     Capability,
@@ -219,6 +220,23 @@ class ScoresView(TargetView):
         raise self._lacks(Capability.REFERENCE_MODELS)
 
 
+def _as_ids(nodes: Any, node_scores: NodeScores, what: str) -> np.ndarray:
+    """Node ids as the export numbers them: string ids are looked up in its id table."""
+    arr = np.asarray(nodes)
+    if arr.dtype.kind not in "USO" or arr.size == 0:
+        return arr
+    table = node_scores.id_table
+    if table is None:
+        raise DataError(f"{what} ids are strings but {node_scores.source} names its nodes by "
+                        "integers; give the integer ids")
+    out = [table.get(str(v)) for v in arr.reshape(-1).tolist()]
+    if None in out:
+        # the position, never the id: messages do not quote what a file holds
+        raise DataError(f"{out.count(None)} {what} node(s) have no score row in "
+                        f"{node_scores.source} (the first is entry {out.index(None) + 1})")
+    return np.asarray(out, dtype=np.int64)
+
+
 def scores_target(
     node_scores: NodeScores, members: np.ndarray, non_members: np.ndarray | None = None
 ) -> ScoresTarget:
@@ -233,7 +251,9 @@ def scores_target(
         DataError: If the sets are empty, overlap, or name a node without a score row.
     """
     ids = node_scores.node_ids
-    m = np.asarray(members)
+    m = _as_ids(members, node_scores, "member")
+    if non_members is not None:
+        non_members = _as_ids(non_members, node_scores, "non-member")
     if m.ndim == 1 and m.dtype.kind == "b":
         raise DataError("members must be node ids, not a boolean mask; pass "
                         "numpy.flatnonzero(mask)")
@@ -351,7 +371,7 @@ def audit_scores_run(
         skipped = {}
     reports: list[AttackReport] = []
     tables: list[CandidateTable] = []
-    for attack in attack_objs:
+    for attack in progress(attack_objs, desc="attacks"):
         run_seed = derive_seed(seed, "run", attack.name)  # as audit_with_scores derives it
         challenge = sample_challenge(attack, target,  # type: ignore[arg-type]
                                      seed=derive_seed(run_seed, "challenge"))
@@ -432,8 +452,12 @@ def _candidate_table(result: Any, target: ScoresTarget) -> CandidateTable | None
     idx = cand.astype(np.int64)
     cls = target.true_labels(idx).numpy().astype(object)
     part = np.where(np.isin(idx, target.split.train), "train", "test").astype(object)
+    names = target.scores.names
+    table = None
+    if names is not None:  # row i is node i: the user's string id of every row
+        table = np.asarray(names, dtype=object)
     return CandidateTable(result.attack, result.task.value, idx, result.scores, result.labels,
-                          np.full(len(idx), -1, dtype=np.int64), cls, part)
+                          np.full(len(idx), -1, dtype=np.int64), cls, part, names=table)
 
 
 def _summary(target: ScoresTarget) -> TargetSummary:

@@ -258,11 +258,29 @@ def load_graph_files(
             node in id order.
         labels: CSV with one label per row, or ``node_id,label`` rows.
 
+    String node ids (``user_17``, every id of the edge list a string) are numbered as
+    :func:`node_index` numbers them (order of first appearance in the edge list; nodes only
+    in the feature file follow in its order);
+    the features are then a CSV whose first column is the node id, the labels
+    ``node_id,label`` rows, and the graph carries the ids as ``node_names`` so reports
+    give them back.
+
     Raises:
         DataError: For a missing file, non-numeric values, an empty edge list, ids out of
             range or a label count that does not match the features.
     """
     edges, features = Path(edges), Path(features)
+    index = node_index(edges)
+    kinds = {_is_int_id(t) for t in index}
+    if kinds == {False}:
+        return _load_string_id_graph(edges, features, labels, index)
+    if kinds == {True, False}:
+        rows = _read_table(edges, "edge list")[1]
+        bad = next(i for i, r in enumerate(rows) if not all(_is_int_id(t) for t in r[:2]))
+        # the row, never the id: messages do not quote what a file holds
+        raise DataError(f"edge list {edges}: a non-numeric node id among integer ones (data "
+                        f"row {bad + 1}); use integers 0..n-1 for every node, or string ids "
+                        "for every node")
     header, e = _edge_rows(edges)
     x = _load_features(features)
     if e[:, :2].min() < 0 or e[:, :2].max() >= x.shape[0]:
@@ -281,3 +299,57 @@ def load_graph_files(
         data.private_edge_index = coalesce(to_undirected(private, num_nodes=x.shape[0]),
                                            num_nodes=x.shape[0])
     return from_pyg(check_graph(data, source=f"edge list {edges}"))
+
+
+def _load_string_id_graph(edges: Path, features: Path, labels: str | Path | None,
+                          index: dict[str, int]) -> Data:
+    """A graph whose node ids are strings: features and labels keyed by the same ids."""
+    header, rows = _read_table(edges, "edge list")
+    if len(header) >= 3 and header[2] == "private":
+        raise DataError(f"edge list {edges}: a private column needs integer node ids; number "
+                        "the nodes 0..n-1, or drop the column")
+    if FEATURE_READERS.reader(features).name != "table":
+        raise DataError(f"edge list {edges} has string node ids, so the rows of feature file "
+                        f"{features} (a bare matrix) cannot be matched to them; give a CSV "
+                        "whose first column is the node id")
+    index = dict(index)
+    feat_rows = _read_table(features, "feature")[1]
+    if not feat_rows:
+        raise DataError(f"feature file {features} holds no rows")
+    rows_by_node: dict[int, list[str]] = {}
+    for i, r in enumerate(feat_rows):
+        node = index.setdefault(r[0], len(index))  # a node in no edge: isolated, appended
+        if node in rows_by_node:
+            raise DataError(f"feature file {features}: data row {i + 1} repeats an earlier "
+                            "node id; give one feature row per node")
+        rows_by_node[node] = r[1:]
+    n = len(index)
+    if len(rows_by_node) != n:
+        raise DataError(f"feature file {features}: {n - len(rows_by_node)} node(s) of edge list "
+                        f"{edges} have no feature row; give one row per node, the node id first")
+    x = _numeric([rows_by_node[i] for i in range(n)], features, "feature", float)
+    pairs = np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
+    y = None
+    if labels is not None:
+        lp = Path(labels)
+        lab_rows = _read_table(lp, "label")[1]
+        if not lab_rows or any(len(r) < 2 for r in lab_rows):
+            raise DataError(f"label file {lp}: with string node ids give node_id,label rows")
+        y_arr = np.full(n, -1, dtype=np.int64)
+        for i, r in enumerate(lab_rows):
+            found = index.get(r[0])
+            if found is None:
+                raise DataError(f"label file {lp}: data row {i + 1} names a node that is in "
+                                f"neither {edges} nor {features}")
+            y_arr[found] = _numeric([r[1:2]], lp, "label", np.int64)[0, 0]
+        if (y_arr < 0).any():
+            raise DataError(f"label file {lp}: {int((y_arr < 0).sum())} nodes have no label "
+                            "(or a negative one)")
+        y = torch.from_numpy(y_arr)
+    data = Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(pairs.T.copy()), y=y)
+    out = from_pyg(check_graph(data, source=f"edge list {edges}"))
+    names = [""] * n
+    for token, i in index.items():
+        names[i] = token
+    out.node_names = names
+    return out

@@ -15,7 +15,12 @@ from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, forward_layers, set_eval
+from graphleaks.models.protocol import (
+    ModelInterface,
+    check_query_shape,
+    forward_layers,
+    set_eval,
+)
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.threat import GRAPH_VIEWS as GRAPH_VIEWS
 from graphleaks.threat import GraphView as GraphView
@@ -157,6 +162,8 @@ class TrainedTarget:
         probabilities are returned as their logarithm, whose softmax is the posterior.
         """
         model = self.model
+        # a static-shape export fails deep inside its guards: say why, and how to re-export
+        check_query_shape(model, int(x.shape[0]), int(edge_index.shape[1]))
         if isinstance(model, nn.Module):
             set_eval(model)
             param = next(model.parameters(), None)

@@ -30,7 +30,13 @@ from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_fil
 from graphleaks.report._figures import figure, subplots
 from graphleaks.report.controls import render_controls_html
 from graphleaks.report.records import MetricReading, decode_readings
-from graphleaks.report.report import AuditReport, interval_methods_of, table_footnotes
+from graphleaks.report.report import (
+    AuditReport,
+    interval_methods_of,
+    table_footnotes,
+    target_label,
+    user_model_facts,
+)
 from graphleaks.report.risk_sections import candidates_cell
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
@@ -230,7 +236,8 @@ def _target_section(report: AuditReport) -> str:
     t, led = report.target, report.ledger
     ds = (t.dataset or {}).get("name", "user graph")
     private = math.isfinite(led.epsilon) and led.status.value != "non_private"
-    cards = [("dataset", ds), ("architecture", str(t.architecture.get("arch", "?")).upper()),
+    cards = [("dataset", ds), ("model" if "model" in t.architecture else "architecture",
+                               target_label(report)),
              ("defense", t.defense), ("protocol", t.protocol),
              ("nodes / edges", f"{t.num_nodes} / {t.num_edges // 2}"),
              ("claimed ε", "∞ (none)" if not private else fmt_figure(led.epsilon)),
@@ -247,6 +254,9 @@ def _target_section(report: AuditReport) -> str:
                 f'<td class="num">{_f(u.get(f"{p}_{m}"))}</td>' for p in ("train", "val", "test"))
                 + "</tr>")
     out.append("</table>")
+    facts = user_model_facts(report)
+    if facts:
+        out.append("<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in facts) + "</ul>")
     split = t.split_sizes
     out.append("<p>Split sizes: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in split.items())
                + f". Target fingerprint <code>{_e(t.fingerprint)}</code>.</p>")

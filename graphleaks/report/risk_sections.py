@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphleaks._display import fmt_figure
 from graphleaks.report._figures import figure, subplots
-from graphleaks.report.scores import DEGREE_BUCKETS
+from graphleaks.report.scores import DEGREE_BUCKETS, TIE_BREAK
 
 if TYPE_CHECKING:
     from graphleaks.metrics.binary import Estimate
@@ -134,6 +134,7 @@ def _exposed_table(attack: AttackReport) -> str:
     pos, _ = sides(attack.task)
     head = "<th>edge</th>" if pairs else "<th>node</th>"
     out = [f"<h3>{e(attack.attack)}: the {len(rows)} most exposed {e(pos)}</h3>"
+           f"<p>Ordered by score; {e(TIE_BREAK)}.</p>"
            f"<table><tr><th>rank</th>{head}<th>degree</th><th>class</th><th>score</th></tr>"]
     for r in rows:
         who = f"{r['src']}–{r['dst']}" if pairs else str(r["node"])
