@@ -173,3 +173,14 @@ def test_a_gin_learns_the_solubility_classes() -> None:
           f"{max(test.class_counts()) / len(test):.3f}), best epoch {log.best_epoch}, "
           f"{time.perf_counter() - wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
     assert acc > 0.6  # well above the 0.45 of the majority class
+
+
+def test_too_many_molecules_are_refused_while_reading(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphleaks.data.graphsets.molecules as mol
+
+    monkeypatch.setattr(mol, "MAX_GRAPHS", 2)
+    path = tmp_path / "mols.smi"
+    path.write_text("CCO 1\nCC 0\nC 1\n")
+    with pytest.raises(DataError, match="more than 2 molecules"):
+        read_smiles(path)

@@ -37,7 +37,12 @@ from typing import Any, Literal
 import torch
 from torch_geometric.data import Data
 
-from graphleaks._limits import MAX_CATEGORIES, MAX_GRAPH_SET_FILE_BYTES, check_file_size
+from graphleaks._limits import (
+    MAX_CATEGORIES,
+    MAX_GRAPH_SET_FILE_BYTES,
+    MAX_GRAPHS,
+    check_file_size,
+)
 from graphleaks._readers import ReaderTable
 from graphleaks.data.graphsets.record import GraphSet
 from graphleaks.errors import DataError
@@ -145,6 +150,12 @@ def _class_ids(labels: Sequence[str], what: str,
     return [index[lab] for lab in labels], names
 
 
+def _check_count(records: list[tuple[Any, str, str, str]], what: str) -> None:
+    # refused while reading, before millions of RDKit molecules are held in memory
+    if len(records) > MAX_GRAPHS:
+        raise DataError(f"{what} holds more than {MAX_GRAPHS} molecules; give a smaller file")
+
+
 def _check_on_invalid(on_invalid: str) -> None:
     if on_invalid not in ("refuse", "skip"):
         raise DataError(f"on_invalid must be 'refuse' or 'skip', got {str(on_invalid)[:20]!r}")
@@ -238,6 +249,7 @@ def read_smiles(path: str | Path, *, on_invalid: OnInvalid = "refuse",
                 continue
             name = " ".join(cells[2:]) if len(cells) > 2 else f"line {number}"
             records.append((mol, cells[1], Chem.MolToSmiles(mol), name))
+            _check_count(records, what)
     return _assemble(records, what, skipped, bond_features=bond_features)
 
 
@@ -289,6 +301,7 @@ def read_sdf(path: str | Path, *, label_field: str = "label", on_invalid: OnInva
             title = mol.GetProp("_Name") if mol.HasProp("_Name") else ""
             records.append((mol, mol.GetProp(label_field).strip(), Chem.MolToSmiles(mol),
                             title or f"record {number}"))
+            _check_count(records, what)
     return _assemble(records, what, skipped, bond_features=bond_features, classes=classes)
 
 

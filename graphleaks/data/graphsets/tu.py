@@ -68,7 +68,13 @@ def _rows(path: Path, what: str, width: int | None, *, floats: bool = False) -> 
 
 
 def _attribute_rows(path: Path, what: str) -> np.ndarray:
-    first = path.read_bytes()[:65536].decode("utf-8", "replace").splitlines()[:1]
+    check_file_size(path, MAX_GRAPH_SET_FILE_BYTES, what)
+    try:  # the width comes from the first line; the size is checked before any read
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        raise DataError(f"{what} cannot be read") from None
+    first = head.decode("utf-8", "replace").splitlines()[:1]
     width = len(first[0].replace(",", " ").split()) if first else 0
     if width == 0:
         raise DataError(f"{what}: the first line is blank; give one row of values per node")
