@@ -91,9 +91,9 @@ def _marker_ok(folder: Path, kind: OutputKind) -> bool:
 def _is_own(path: Path, kind: OutputKind) -> bool:
     """Whether ``path`` (inside an output folder of ``kind``) is a file graphleaks wrote.
 
-    Besides the kind's own files, the gate's JUnit XML and Markdown summary count when they
-    start with the gate's generator marker: the CI example writes them into the report
-    folder, and a rerun must be able to replace it.
+    Besides the kind's own files, the gate's JUnit XML and Markdown summary and the evidence
+    exports (CycloneDX BOM, SARIF log) count when they start with graphleaks' generator head:
+    the CI example writes them into the report folder, and a rerun must be able to replace it.
     """
     if path.is_symlink() or not path.is_file():
         return False
@@ -101,7 +101,8 @@ def _is_own(path: Path, kind: OutputKind) -> bool:
         return True
     with path.open("rb") as fh:
         head = fh.read(4096)
-    return is_junit_xml(head) or is_gate_summary(head)
+    return (is_junit_xml(head) or is_gate_summary(head) or is_cyclonedx_bom(head)
+            or is_sarif_log(head))
 
 
 def _foreign_entry(folder: Path, kind: OutputKind) -> str | None:
@@ -232,6 +233,18 @@ JUNIT_HEAD = XML_DECLARATION + XML_GENERATOR + '\n<testsuites name="graphleaks-p
 #: The first line of the gate's Markdown summary (an HTML comment: invisible when rendered).
 SUMMARY_HEAD = "<!-- generator: graphleaks privacy gate -->\n"
 
+#: The head of the CycloneDX ML-BOM ``graphleaks export`` writes: graphleaks is the first
+#: tool of ``metadata.tools``, at a fixed place (the keys are written in this order).
+CYCLONEDX_HEAD = ('{\n  "$schema": "http://cyclonedx.org/schema/bom-1.6.schema.json",\n'
+                  '  "bomFormat": "CycloneDX",\n  "specVersion": "1.6",\n  "metadata": {\n'
+                  '    "tools": {\n      "components": [\n        {\n'
+                  '          "type": "application",\n          "name": "graphleaks",\n')
+#: The head of the SARIF log ``graphleaks export`` writes: graphleaks is ``tool.driver.name``
+#: of the first run, at a fixed place.
+SARIF_HEAD = ('{\n  "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/'
+              'schemas/sarif-schema-2.1.0.json",\n  "version": "2.1.0",\n  "runs": [\n    {\n'
+              '      "tool": {\n        "driver": {\n          "name": "graphleaks",\n')
+
 Recogniser = Callable[[bytes], bool]
 
 
@@ -248,6 +261,16 @@ def is_junit_xml(head: bytes) -> bool:
 def is_gate_summary(head: bytes) -> bool:
     """Whether a file starts with a summary graphleaks wrote (:data:`SUMMARY_HEAD`)."""
     return head.startswith(SUMMARY_HEAD.encode())
+
+
+def is_cyclonedx_bom(head: bytes) -> bool:
+    """Whether a file's head is a CycloneDX BOM graphleaks wrote (:data:`CYCLONEDX_HEAD`)."""
+    return head.startswith(CYCLONEDX_HEAD.encode())
+
+
+def is_sarif_log(head: bytes) -> bool:
+    """Whether a file's head is a SARIF log graphleaks wrote (:data:`SARIF_HEAD`)."""
+    return head.startswith(SARIF_HEAD.encode())
 
 
 def _printable(path: Path) -> str:

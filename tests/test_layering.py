@@ -21,7 +21,8 @@ defenses    defenses
 bundles     bundles (reloading a bundle rebuilds its defense's model)
 attacks     attacks (shadow models train defended targets)
 plugins     plugins (owner lookup by name over the attack and defense registries)
-report      report (records, codec, writers, verdict, gate, regression, JUnit, score tables)
+report      report (records, codec, writers, verdict, gate, regression, JUnit, score tables,
+            control mapping, CycloneDX and SARIF exporters)
 audit       audit (train_target, run_audit, model, scores and embedding audits, spec, suite)
 sweep       sweep (each unit of a sweep is an audit)
 cli         cli, ``__main__``

@@ -23,16 +23,18 @@ from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
+from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import Rngs
 
 # The report vocabulary lives in a torch-free module, so that reading a report never imports
 # torch; every name stays importable from here.
 from graphleaks.threat import (
     ALL_OUTPUTS,
+    GRAPH_VIEWS,
     THREAT_MODEL_CHOICES,  # noqa: F401
     Access,  # noqa: F401
     GraphKnowledge,  # noqa: F401
+    GraphView,  # noqa: F401
     Output,
     ShadowData,  # noqa: F401
     Task,

@@ -148,10 +148,12 @@ def evaluate_result(
                                 np.rint(result.scores).astype(np.int64),
                                 y_train=result.train_labels, n_bootstrap=n_bootstrap, seed=seed)
         return AttackMetrics(multiclass=mc)
-    metrics = binm.binary_metrics(result.scores, result.labels, threshold=result.threshold,
-                                  n_bootstrap=n_bootstrap, seed=seed)
-    roc = binm.roc_points(result.scores, result.labels)
-    oracle_acc, oracle_thr = binm.best_balanced_accuracy(result.scores, result.labels)
+    # one sort for the metrics, the ROC curve and the oracle accuracy; the interval method
+    # is chosen here, once, on the whole candidate set, and the slices follow it
+    ev = binm.evaluate_binary(result.scores, result.labels, threshold=result.threshold,
+                              n_bootstrap=n_bootstrap, seed=seed)
+    metrics, roc = ev.metrics, ev.roc
+    oracle_acc, oracle_thr = ev.oracle_balanced_accuracy
     paper = None
     if "compat_duddu_label_indexing" in result.compat_flags:
         n_in = int(result.labels.sum()) // max(1, len(result.scores) // len(result.candidates))
@@ -183,6 +185,25 @@ def evaluate_result(
         paper_metric=paper, epsilon_lower_bound=bounds.get("epsilon_lower_bound"),
         epsilon_lower_bound_max_over_thresholds=bounds.get(
             "epsilon_lower_bound_max_over_thresholds"))
+
+
+def with_slices(
+    result: AttackResult, metrics: AttackMetrics, masks: Mapping[str, np.ndarray], *,
+    n_bootstrap: int, seed: int,
+) -> AttackMetrics:
+    """``metrics`` with the slices of ``masks``, their intervals of the attack's own method.
+
+    The method was chosen once on the whole candidate set (:func:`evaluate_result`): an
+    attack with analytic intervals gets analytic slice intervals, never a bootstrap per
+    slice.
+    """
+    from graphleaks.metrics.slices import slice_metrics
+
+    b = metrics.binary
+    intervals = binm.ANALYTIC if b is not None and b.interval == "analytic" else binm.BOOTSTRAP
+    return dataclasses.replace(metrics, slices=slice_metrics(
+        result.scores, result.labels, masks, n_bootstrap=n_bootstrap, seed=seed,
+        intervals=intervals))
 
 
 def scored_or_skipped(
@@ -318,8 +339,6 @@ def audit_with_scores(
     ``skip_unrunnable`` treats a given attack list as a default audit: what cannot run is
     skipped with its reason instead of refused (``audit_model``'s pre-filtered list).
     """
-    from graphleaks.metrics.slices import slice_metrics
-
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
     attack_objs, default = _attack_objects(attacks, the_suite)
@@ -376,9 +395,8 @@ def audit_with_scores(
         if table is not None:
             tables.append(table)
             if result.task != Task.ATTRIBUTE:
-                metrics = dataclasses.replace(metrics, slices=slice_metrics(
-                    result.scores, result.labels, slice_masks(table), n_bootstrap=n_boot,
-                    seed=derive_seed(seed, "slices", attack.name)))
+                metrics = with_slices(result, metrics, slice_masks(table), n_bootstrap=n_boot,
+                                      seed=derive_seed(seed, "slices", attack.name))
                 exposure["most_exposed"] = most_exposed(table)
         # plain-data fields are stored in their JSON form, so a decoded report equals this one
         reports.append(AttackReport(

@@ -35,6 +35,7 @@ from graphleaks.audit.runner import (
     evaluate_result,
     scored_or_skipped,
     trivial_baseline,
+    with_slices,
 )
 from graphleaks.audit.suite import DEFAULT_SUITE, Suite, build_attack, get_suite
 from graphleaks.data.node_sets import check_membership
@@ -370,13 +371,10 @@ def audit_scores_run(
         table = _candidate_table(result, target)
         if table is not None:
             tables.append(table)
-            from graphleaks.metrics.slices import slice_metrics
-
             masks = {f"class={c}": np.asarray(table.cls == c)
                      for c in sorted(set(table.cls.tolist()))}
-            metrics = dataclasses.replace(metrics, slices=slice_metrics(
-                result.scores, result.labels, masks, n_bootstrap=n_boot,
-                seed=derive_seed(seed, "slices", attack.name)))
+            metrics = with_slices(result, metrics, masks, n_bootstrap=n_boot,
+                                  seed=derive_seed(seed, "slices", attack.name))
             exposure["most_exposed"] = most_exposed(table)
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,

@@ -18,10 +18,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphleaks.attacks.base import ALL_OUTPUTS, Attack, Output
 from graphleaks.errors import InvalidConfigError
+from graphleaks.threat import ALL_OUTPUTS, Output
+
+if TYPE_CHECKING:  # the attacks package imports torch and PyG: seconds a bad --suite never needs
+    from graphleaks.attacks.base import Attack
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from graphleaks.cli import audit_scores as _audit_scores
 from graphleaks.cli import audit_spec as _audit_spec
 from graphleaks.cli import check as _check
 from graphleaks.cli import embed as _embed
+from graphleaks.cli import export as _export
 from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
 from graphleaks.cli import sweep as _sweep
@@ -205,6 +206,7 @@ register("embed", _embed.embed)
 register("check", _check.check)
 register("sweep", _sweep.sweep)
 register("results", _results.results)
+register("export", _export.export)
 
 
 def main() -> None:

@@ -9,12 +9,14 @@ with one ``warning:`` line on stderr.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from graphleaks.report.gates import GateSpec, Threshold
     from graphleaks.report.report import AuditReport
 
 EXIT_THRESHOLD = 3
@@ -50,17 +52,8 @@ def check(
     Thresholds may name a slice of the per-node risk section, e.g.
     ``--max 'confidence_mia[degree<=2].tpr@1%fpr=0.1'``.
     """
-    import dataclasses
-
     from graphleaks._outputs import OutputFile, append_output_file, publish_files
-    from graphleaks.audit.spec import load_spec
-    from graphleaks.errors import InvalidConfigError
-    from graphleaks.report.gates import BOUNDS, GateSpec, check_threshold
-    from graphleaks.report.regression import (
-        check_report,
-        parse_threshold_option,
-        render_gate_markdown,
-    )
+    from graphleaks.report.regression import check_report, render_gate_markdown
     from graphleaks.report.report import load_report
 
     # Every path and option is checked, and every file rendered, before the first byte is
@@ -68,26 +61,9 @@ def check(
     html_target = _check_outputs(junit, summary, html, write_baseline)
     data = load_report(report)
     baseline_text = report.read_text(encoding="utf-8") if write_baseline is not None else None
-    gate = GateSpec()
-    baseline_path = None
-    if config is not None:
-        spec = load_spec(config)
-        gate = spec.gate
-        baseline_path = spec.baseline_path()
-    names = [a.attack for a in data.attacks]  # resolved without importing the registry
-    extra = tuple(parse_threshold_option(m, names) for m in max_ or [])
-    changes: dict[str, object] = {"thresholds": gate.thresholds + extra}
-    if tolerance is not None:
-        changes["tolerance"] = check_threshold("epsilon_lb", tolerance, "--tolerance")
-    if bound is not None:
-        if bound not in BOUNDS:
-            raise InvalidConfigError(f"--bound must be one of {', '.join(BOUNDS)}, "
-                                     f"got {bound!r}")
-        changes["bound"] = bound
-    gate = dataclasses.replace(gate, **changes)  # type: ignore[arg-type]
-    if baseline is not None:
-        baseline_path = baseline
-    base = load_report(baseline_path) if baseline_path is not None else None
+    resolved = resolve_gate(data, config=config, max_=max_, baseline=baseline,
+                            tolerance=tolerance, bound=bound)
+    gate, base = resolved.gate, resolved.baseline
     files: list[OutputFile] = []
     if write_baseline is not None and baseline_text is not None:
         files.append(OutputFile(write_baseline, "--write-baseline", baseline_text, None))
@@ -128,6 +104,69 @@ def check(
                                        f"FAILED ({len(result.failures)} crossed)"))
     if not result.passed:
         raise typer.Exit(EXIT_THRESHOLD)
+
+
+@dataclass(frozen=True)
+class ResolvedGate:
+    """The gate of ``check``'s options (shared with ``export``, which reports it as SARIF).
+
+    Attributes:
+        gate: Thresholds (the spec's, then ``--max``), bound and tolerances.
+        baseline: The baseline report, or None.
+        baseline_path: Where it was read from.
+        baseline_from_spec: Whether the spec named it (not ``--baseline``).
+        spec_path: The ``--config`` spec, or None.
+        spec_thresholds: The thresholds the spec set (the rest came from ``--max``).
+    """
+
+    gate: GateSpec
+    baseline: AuditReport | None
+    baseline_path: Path | None = None
+    baseline_from_spec: bool = False
+    spec_path: Path | None = None
+    spec_thresholds: tuple[Threshold, ...] = ()
+
+
+def resolve_gate(data: AuditReport, *, config: Path | None, max_: list[str] | None,
+                 baseline: Path | None, tolerance: float | None, bound: str | None
+                 ) -> ResolvedGate:
+    """The gate the options of ``graphleaks check`` describe, for the report ``data``.
+
+    Raises:
+        GraphleaksError: For a bad spec, threshold, tolerance, bound or baseline report.
+    """
+    import dataclasses
+
+    from graphleaks.audit.spec import load_spec
+    from graphleaks.errors import InvalidConfigError
+    from graphleaks.report.gates import BOUNDS, GateSpec, check_threshold
+    from graphleaks.report.regression import parse_threshold_option
+    from graphleaks.report.report import load_report
+
+    gate = GateSpec()
+    baseline_path = None
+    if config is not None:
+        spec = load_spec(config)
+        gate = spec.gate
+        baseline_path = spec.baseline_path()
+    spec_thresholds = gate.thresholds
+    from_spec = baseline_path is not None
+    names = [a.attack for a in data.attacks]  # resolved without importing the registry
+    extra = tuple(parse_threshold_option(m, names) for m in max_ or [])
+    changes: dict[str, object] = {"thresholds": gate.thresholds + extra}
+    if tolerance is not None:
+        changes["tolerance"] = check_threshold("epsilon_lb", tolerance, "--tolerance")
+    if bound is not None:
+        if bound not in BOUNDS:
+            raise InvalidConfigError(f"--bound must be one of {', '.join(BOUNDS)}, "
+                                     f"got {bound!r}")
+        changes["bound"] = bound
+    gate = dataclasses.replace(gate, **changes)  # type: ignore[arg-type]
+    if baseline is not None:
+        baseline_path, from_spec = baseline, False
+    base = load_report(baseline_path) if baseline_path is not None else None
+    return ResolvedGate(gate, base, None if baseline_path is None else Path(baseline_path),
+                        from_spec, config, spec_thresholds)
 
 
 def _echo_baseline(path: Path | None, json_out: bool) -> None:

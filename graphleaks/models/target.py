@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,9 +17,8 @@ from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.protocol import ModelInterface, forward_layers, set_eval
 from graphleaks.privacy.ledger import PrivacyLedger
-
-GraphView = Literal["target", "full", "partitioned", "zero_hop"]
-GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
+from graphleaks.threat import GRAPH_VIEWS as GRAPH_VIEWS
+from graphleaks.threat import GraphView as GraphView
 
 
 class _Caches:

@@ -187,6 +187,9 @@ def render_markdown(report: AuditReport) -> str:
             lines.append(f"- {note}")
         lines.append("")
     lines.append(render_slices_markdown(report))
+    from graphleaks.report.controls import render_controls_markdown
+
+    lines += render_controls_markdown(report)
     return "\n".join(lines)
 
 

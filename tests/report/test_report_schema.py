@@ -4,7 +4,9 @@
 (schema version 1) from a tiny synthetic audit: an EdgeRand target, ``confidence_mia``,
 ``attribute_inference`` and ``link_stealing``. ``report_v1.md`` has since been edited where the
 rendering changed on purpose (issue 24: claimed ε rounded for display, separate sound and
-optimistic ε columns, the table's footnotes).
+optimistic ε columns, the table's footnotes; issue 27: the control-mapping
+section at the end; issue 29: the slice section no longer says every interval is a
+bootstrap one).
 """
 
 from __future__ import annotations
