@@ -49,6 +49,7 @@ class GraphSet:
     smiles: tuple[str, ...] | None = None
     names: tuple[str, ...] | None = None
     skipped: int = 0
+    # hashing every graph is costly and the record is frozen: the first hash is kept here
     _fingerprint: list[str] = field(default_factory=list, init=False, repr=False,
                                     compare=False)
 
