@@ -17,7 +17,11 @@ training's and each finished attack's figures are also appended at once to
 ``<out>.progress``, so a run stopped early still shows how far it got.
 
 Each child reports process CPU time (user + system of the whole child, the figure a busy
-shared host does not distort), wall time and peak RSS (``ru_maxrss``). A step that refuses
+shared host does not distort), wall time and peak RSS (``ru_maxrss``). After its step the
+child also runs the fixed reference workload of ``bench/_reference.py`` (100 epochs of a
+seeded Cora GCN) and reports every CPU figure in reference units too (step CPU / reference
+CPU), which compare across machines; each row records its provenance (commit and dirty
+flag of the graphleaks imported, command line, settings). A step that refuses
 a size (a capped n² step) is recorded with its one-line refusal. Exponents of CPU time and
 peak RSS against size are fitted by least squares on log-log axes over the sizes that
 finished; with only two sizes the "fit" is the slope between them.
@@ -42,6 +46,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _reference import in_units, provenance, reference_cpu
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 
@@ -108,6 +114,7 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
     # memory above it, which the fixed ~400 MiB of torch would otherwise flatten.
     out: dict[str, object] = {"size": size, "step": step, "base_rss_mib":
                               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    per_attack: dict[str, dict[str, float]] = {}
     try:
         g = csbm(size, num_classes=4, num_features=32, avg_degree=10, seed=0)
         out["edges"] = int(g.edge_index.size(1))
@@ -126,7 +133,6 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         out["train_cpu_s"] = time.process_time() - c0
         out["train_wall_s"] = time.perf_counter() - w0
         out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-        per_attack: dict[str, dict[str, float]] = {}
         out["per_attack"] = per_attack
         _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
                         "train_wall_s": out["train_wall_s"],
@@ -154,7 +160,24 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
     out["cpu_s"] = time.process_time() - c0
     out["wall_s"] = time.perf_counter() - w0
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    # figures that travel: the reference workload in this same process, after the step (so
+    # the step's peak RSS is its own), and every CPU figure again in reference units
+    ref = reference_cpu(seed=0)
+    out.update(ref)
+    out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
+    if "train_cpu_s" in out:
+        out["train_units"] = in_units(float(out["train_cpu_s"]), ref)  # type: ignore[arg-type]
+    for f in per_attack_of(out).values():
+        f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
+    out["provenance"] = provenance({"size": size, "step": step, "n_bootstrap": n_bootstrap,
+                                    "epochs": epochs})
     return out
+
+
+def per_attack_of(row: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The ``per_attack`` figures of a row (empty when the step ran no attack)."""
+    per = row.get("per_attack")
+    return per if isinstance(per, dict) else {}
 
 
 def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object]:
@@ -170,14 +193,15 @@ def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object
                               env=env, check=False)
     except subprocess.TimeoutExpired:
         return {"size": size, "step": step, "status": f"timeout after {args.timeout} s",
-                "wall_s": time.perf_counter() - w0}
+                "wall_s": time.perf_counter() - w0, "provenance": provenance(vars(args))}
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
         return {"size": size, "step": step, "status": f"failed (rc {proc.returncode}): {tail}",
                 "wall_s": time.perf_counter() - w0,
-                "children_maxrss_mib": usage.ru_maxrss / 1024.0}
+                "children_maxrss_mib": usage.ru_maxrss / 1024.0,
+                "provenance": provenance(vars(args))}
     return json.loads(lines[-1])
 
 
@@ -198,29 +222,38 @@ def report(rows: list[dict[str, object]]) -> str:
     A (size, step) measured more than once keeps its last row (files are read in order).
     """
     rows = list({(int(r["size"]), str(r["step"])): r for r in rows}.values())  # type: ignore[arg-type]
-    lines = ["| step | nodes | status | CPU s | wall s | peak RSS MiB |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| step | nodes | status | CPU s | CPU ref. units | wall s | peak RSS MiB | commit |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (str(r["step"]), int(r["size"]))):  # type: ignore[arg-type]
         status = str(r.get("status"))
         if status == "refused":
             status = f"refused: {r.get('message')}"
         cpu, wall, rss = r.get("cpu_s"), r.get("wall_s"), r.get("peak_rss_mib")
+        units = r.get("units")
+        prov = r.get("provenance") or {}
+        commit = (f"{prov.get('commit', '?')}{'+dirty' if prov.get('dirty') else ''}"  # type: ignore[union-attr]
+                  if prov else "")
         lines.append(f"| {r['step']} | {int(r['size']):,} | {status} | "  # type: ignore[arg-type]
                      f"{'' if cpu is None else f'{cpu:.1f}'} | "
+                     f"{'' if units is None else f'{units:.2f}'} | "
                      f"{'' if wall is None else f'{wall:.1f}'} | "
-                     f"{'' if rss is None else f'{rss:.0f}'} |")
+                     f"{'' if rss is None else f'{rss:.0f}'} | {commit} |")
     per = [r for r in rows if r.get("per_attack")]
     if per:
-        lines += ["", "| step | nodes | attack | CPU s | wall s | peak RSS MiB |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["", "| step | nodes | attack | CPU s | CPU ref. units | wall s | peak RSS MiB |",
+                  "|---|---|---|---|---|---|---|"]
         for r in sorted(per, key=lambda r: (str(r["step"]), int(r["size"]))):  # type: ignore[arg-type]
+            tu = r.get("train_units")
             lines.append(f"| {r['step']} | {int(r['size']):,} | (training) | "  # type: ignore[arg-type]
                          f"{float(r.get('train_cpu_s', 0.0)):.1f} | "  # type: ignore[arg-type]
+                         f"{'' if tu is None else f'{tu:.2f}'} | "
                          f"{float(r.get('train_wall_s', 0.0)):.1f} | "  # type: ignore[arg-type]
                          f"{float(r.get('train_peak_rss_mib', 0.0)):.0f} |")  # type: ignore[arg-type]
             for name, f in r["per_attack"].items():  # type: ignore[attr-defined]
+                u = f.get("units")
                 lines.append(f"| {r['step']} | {int(r['size']):,} | {name} | "  # type: ignore[arg-type]
-                             f"{f['cpu_s']:.1f} | {f['wall_s']:.1f} | {f['peak_rss_mib']:.0f} |")
+                             f"{f['cpu_s']:.1f} | {'' if u is None else f'{u:.2f}'} | "
+                             f"{f['wall_s']:.1f} | {f['peak_rss_mib']:.0f} |")
     lines += ["", "| step | CPU exponent | memory exponent | memory-above-imports exponent "
               "| sizes |", "|---|---|---|---|---|"]
     steps = sorted({str(r["step"]) for r in rows})

@@ -45,6 +45,42 @@ MAX_EXPANSION = 100
 MAX_INFLATED_UNCHECKED = 32 << 20
 #: Most members an ``.npz`` may hold: graphleaks reads at most a handful of named arrays.
 MAX_NPZ_MEMBERS = 64
+#: Largest text file of a graph set read (a TU-format table, a SMILES list, an SDF file). The
+#: biggest public TU sets (REDDIT-MULTI-12K, ~1.4 M edges) keep their ``_A.txt`` under 32 MiB.
+MAX_GRAPH_SET_FILE_BYTES = 512 << 20
+#: Most graphs one graph set may hold (each is a small Python object: millions cost gigabytes).
+MAX_GRAPHS = 1_000_000
+#: Most distinct graph classes, or distinct categorical node labels one-hot encoded: a forged
+#: file with a distinct value per node would otherwise ask for a dense nodes x nodes one-hot.
+MAX_CATEGORIES = 4096
+
+
+def check_file_size(path: Path, limit: int, what: str,
+                    error: type[GraphleaksError] = DataError) -> int:
+    """The size of ``path`` in bytes, refusing a missing, non-regular, empty or oversized file.
+
+    Args:
+        path: The file.
+        limit: Largest accepted size in bytes.
+        what: How messages name the file (``TU file x_A.txt``).
+        error: The exception class raised.
+
+    Raises:
+        GraphleaksError: Naming the file and the problem (never its content).
+    """
+    try:
+        if not path.is_file():
+            raise error(f"{what} does not exist or is not a regular file")
+        size = path.stat().st_size
+    except OSError:
+        raise error(f"{what} cannot be read") from None
+    if size == 0:
+        raise error(f"{what} is empty")
+    if size > limit:
+        raise error(f"{what} is {size} bytes, over the {limit}-byte limit; give a smaller file")
+    return size
+
+
 #: Integer node ids of an edge list must lie below ``max(MIN_ID_BOUND, ID_SPREAD * distinct)``:
 #: ids index rows, so an id far past the number of nodes would size an array by the id, not by
 #: the data (node 10^15 would ask for 10^15 rows). Gaps of isolated nodes stay allowed.

@@ -225,6 +225,12 @@ def _parse(value: Any, tp: Any, text: bool) -> Any:
     return value
 
 
+def _shown(value: Any, text: bool) -> str:
+    """The received value for a message: quoted when the user typed it on the command line,
+    its type only otherwise (a TOML spec is a file, and messages never quote files)."""
+    return repr(value) if text else f"a {type(value).__name__}"
+
+
 def parse_value(value: Any, tp: Any, *, where: str, text: bool) -> Any:
     """Parse ``value`` by the declared type ``tp``.
 
@@ -242,7 +248,8 @@ def parse_value(value: Any, tp: Any, *, where: str, text: bool) -> Any:
     except _TooDeep as exc:
         raise InvalidConfigError(f"{where}: {exc}") from None
     except _Mismatch:
-        raise InvalidConfigError(f"{where} must be {describe(tp)}; got {value!r}") from None
+        raise InvalidConfigError(f"{where} must be {describe(tp)}; got {_shown(value, text)}"
+                                 ) from None
 
 
 def _choices_meta(config_cls: type[Any], name: str) -> tuple[Any, ...] | None:
@@ -282,7 +289,7 @@ def resolve_fields(
             except _Mismatch:
                 raise InvalidConfigError(
                     f"{where} must be one of {{{', '.join(repr(c) for c in choices)}}}; "
-                    f"got {value!r}") from None
+                    f"got {_shown(value, text)}") from None
             continue
         out[name] = parse_value(value, tp, where=f"{source}{owner.name}.{name}", text=text)
     return out
@@ -333,7 +340,7 @@ def resolve_params(
         owner = resolve_owner(owner_name, pool, source=source)
         if not isinstance(values, Mapping):
             raise InvalidConfigError(f"{source}{owner_name}: expected a table of parameters, "
-                                     f"got {values!r}")
+                                     f"got {_shown(values, text)}")
         typed = resolve_fields(owner, values, text=text, source=source)
         mine = out.setdefault(owner.name, {})
         twice = sorted(set(mine) & set(typed))

@@ -15,8 +15,13 @@ from typing import Any, Literal, get_args
 
 from graphleaks.errors import InvalidConfigError
 
-__all__ = ["ALL_OUTPUTS", "THREAT_MODEL_CHOICES", "Access", "GraphKnowledge", "Output",
-           "ShadowData", "Task", "ThreatModel"]
+__all__ = ["ALL_OUTPUTS", "GRAPH_VIEWS", "THREAT_MODEL_CHOICES", "Access", "GraphKnowledge",
+           "GraphView", "Output", "ShadowData", "Task", "ThreatModel"]
+
+#: The graph a query is evaluated in (``--query-graph``); :mod:`graphleaks.models.target`
+#: re-exports both names. Here so that checking the option imports no torch.
+GraphView = Literal["target", "full", "partitioned", "zero_hop"]
+GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
 
 
 class Task(str, Enum):

@@ -23,16 +23,18 @@ from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.target import GRAPH_VIEWS, TrainedTarget
+from graphleaks.models.target import TrainedTarget
 from graphleaks.seeding import Rngs
 
 # The report vocabulary lives in a torch-free module, so that reading a report never imports
 # torch; every name stays importable from here.
 from graphleaks.threat import (
     ALL_OUTPUTS,
+    GRAPH_VIEWS,
     THREAT_MODEL_CHOICES,  # noqa: F401
     Access,  # noqa: F401
     GraphKnowledge,  # noqa: F401
+    GraphView,  # noqa: F401
     Output,
     ShadowData,  # noqa: F401
     Task,
@@ -552,6 +554,23 @@ class Attack(Plugin, ABC):
             num_edges: Directed edges of that graph.
         """
         del num_nodes, num_edges  # every size is accepted unless overridden
+
+    def feature_queries(self, num_nodes: int) -> int:
+        """Inference-API queries with chosen features this attack makes on a graph of
+        ``num_nodes`` nodes (0 by default): with the target's measured cost per query, the
+        audit estimates the attack's cost before it runs."""
+        del num_nodes
+        return 0
+
+    def local_queries(self) -> bool:
+        """Whether its feature queries use the exact local update where the model allows."""
+        return True
+
+    def with_query_budget(self, max_queries: int) -> Attack | None:
+        """A copy making at most ``max_queries`` feature queries, or None if it cannot
+        shrink that far (the default: an attack without a query budget)."""
+        del max_queries
+        return None
 
     def challenge_spec(self) -> ChallengeSpec:
         """What challenge this attack is scored on; the harness samples it and keeps the truth.

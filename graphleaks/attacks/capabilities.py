@@ -38,6 +38,7 @@ class Capability(str, Enum):
     GRAPH = "graph"
     REFERENCE_MODELS = "reference_models"
     ARCHITECTURE = "architecture"
+    GRAPH_QUERIES = "graph_queries"
 
     @classmethod
     def of_output(cls, output: Output) -> Capability:
@@ -75,6 +76,9 @@ _DESCRIPTIONS: dict[Capability, str] = {
     Capability.GRAPH: "the graph's edges",
     Capability.REFERENCE_MODELS: "auxiliary data to train shadow/reference models",
     Capability.ARCHITECTURE: "the target's architecture",
+    Capability.GRAPH_QUERIES: ("queries on graphs of another size than the served one "
+                               "(edges dropped or removed; a model exported with static "
+                               "shapes answers only the graph it was exported with)"),
 }
 
 

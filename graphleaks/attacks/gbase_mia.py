@@ -73,6 +73,7 @@ from graphleaks.attacks.base import (
     Task,
 )
 from graphleaks.attacks.base_mia import simulated_base_scale
+from graphleaks.attacks.capabilities import Capability
 from graphleaks.attacks.lira_mia import LiRAMIA
 from graphleaks.seeding import Rngs
 
@@ -209,6 +210,13 @@ class GBASEMIA(Attack):
     threat_model = dataclasses.replace(LiRAMIA.threat_model,
                                        outputs=frozenset({Output.FEATURE_QUERIES}))
     Config = GBASEMIAConfig
+
+    def needs(self) -> frozenset[Capability]:
+        """The threat model's needs; zero-hop queries unless inclusion is sampled at random."""
+        needs = super().needs()
+        if self.config.sampling != "random":  # the BASE sampler queries the edgeless graph
+            needs |= {Capability.GRAPH_QUERIES}
+        return needs
 
     def unused_fields(self) -> dict[str, str]:
         """Fields the variant and sampling do not read (recorded None, refused if set)."""

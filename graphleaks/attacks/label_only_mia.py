@@ -41,6 +41,7 @@ from graphleaks.attacks.base import (
     Task,
     ThreatModel,
 )
+from graphleaks.attacks.capabilities import Capability
 from graphleaks.seeding import Rngs, torch_seeded
 
 
@@ -74,6 +75,13 @@ class LabelOnlyMIA(Attack):
         feature_knowledge=True, label_knowledge=True,
     )
     Config = LabelOnlyMIAConfig
+
+    def needs(self) -> frozenset[Capability]:
+        """The threat model's needs; queries on other graphs when edges are dropped."""
+        needs = super().needs()
+        if self.config.edge_drop > 0:  # a dropped edge is a query graph of another size
+            needs |= {Capability.GRAPH_QUERIES}
+        return needs
 
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config

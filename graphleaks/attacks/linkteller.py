@@ -104,6 +104,10 @@ class LinkTellerConfig:
     max_pairs: int = field(default=50_000_000, metadata={"range": (1, None)})
 
 
+#: Fewest sampled nodes LinkTeller is shrunk to when its queries exceed the suite's budget;
+#: below it the default audit skips it (20 nodes hold 190 pairs, few of them edges).
+MIN_BUDGET_NODES = 20
+
 # Working memory per candidate pair: pair ids, scores, labels, the float32 influence matrix
 # (two entries per pair) and the metrics' sort (measured about 20 bytes).
 BYTES_PER_PAIR = 20
@@ -175,6 +179,21 @@ class LinkTeller(Attack):
         """Refuse, before any work, a challenge larger than ``max_pairs``."""
         cfg = validate(self.config, type(self).__name__)
         check_pairs(min(cfg.n_nodes, num_nodes), cfg.max_pairs)
+
+    def feature_queries(self, num_nodes: int) -> int:
+        """One query per sampled node, plus the unperturbed one."""
+        return min(self.config.n_nodes, num_nodes) + 1
+
+    def local_queries(self) -> bool:
+        """The ``local`` API answers by the exact local update where the model allows."""
+        return bool(self.config.api == "local")
+
+    def with_query_budget(self, max_queries: int) -> LinkTeller | None:
+        """LinkTeller on fewer sampled nodes, or None below :data:`MIN_BUDGET_NODES`."""
+        n_nodes = max_queries - 1
+        if n_nodes < MIN_BUDGET_NODES:
+            return None
+        return LinkTeller(self.config, n_nodes=min(n_nodes, self.config.n_nodes))
 
     def challenge_spec(self) -> NodePairsSpec:
         """All pairs among ``n_nodes`` sampled nodes (the harness labels the private edges)."""

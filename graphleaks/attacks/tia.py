@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from graphleaks.attacks._pairs import (
     edge_keys,
@@ -162,6 +161,10 @@ class TIA(Attack):
         neg = neg[~np.isin(neg_keys, pos)][: len(pos)]
         local = np.vstack([np.stack([pos // n_aux, pos % n_aux], 1), neg])
         y = np.r_[np.ones(len(pos)), np.zeros(len(neg))]
+        # imported here: scikit-learn costs ~0.7 CPU-s of start-up that every process
+        # importing the attack registry paid, C-TIA or not
+        from sklearn.linear_model import LogisticRegression
+
         clf = LogisticRegression(max_iter=1000)
         clf.fit(pair_features(post, aux[local]), y)
         return clf.decision_function(pair_features(post, pairs)).astype(np.float64)

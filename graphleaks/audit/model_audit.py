@@ -31,7 +31,14 @@ from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, check_outputs, reset_copy, set_eval
+from graphleaks.models.protocol import (
+    ModelInterface,
+    check_outputs,
+    fixed_shape,
+    reexport_call,
+    reset_copy,
+    set_eval,
+)
 from graphleaks.models.target import TrainedTarget
 from graphleaks.models.trainer import (
     SHADOW_FACTORY,
@@ -83,6 +90,9 @@ def as_graph(data: Any) -> Data:
     name = getattr(data, "name", None) if "name" in data else None
     if isinstance(name, str):
         out.name = name
+    names = getattr(data, "node_names", None) if "node_names" in data else None
+    if isinstance(names, list) and len(names) == n:  # the user's string ids, for reports
+        out.node_names = names
     return out
 
 
@@ -105,13 +115,24 @@ def _from_networkx(g: Any) -> Data:
     return Data(x=x, edge_index=ei, y=y, num_nodes=n)
 
 
-def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
-    """Node ids from a boolean mask of length ``num_nodes`` or a sequence of integer ids.
+def node_ids(nodes: Any, num_nodes: int, what: str,
+             names: Sequence[str] | None = None) -> np.ndarray:
+    """Node ids from a boolean mask of length ``num_nodes``, a sequence of integer ids, or
+    (when the graph names its nodes, ``names``) a sequence of the user's string ids.
 
     Raises:
-        DataError: For a mask of another length, or ids that are not integers.
+        DataError: For a mask of another length, ids that are not integers, or string ids
+            the graph does not name.
     """
     arr = nodes.detach().cpu().numpy() if isinstance(nodes, torch.Tensor) else np.asarray(nodes)
+    if arr.size and arr.dtype.kind in "USO" and names is not None:
+        table = {name: i for i, name in enumerate(names)}
+        found = [table.get(str(v)) for v in arr.reshape(-1).tolist()]
+        if None in found:
+            # the position, never the id: messages do not quote the user's data
+            raise DataError(f"{found.count(None)} {what} id(s) are not node ids of the graph "
+                            f"(data.node_names); the first is entry {found.index(None) + 1}")
+        return np.asarray(found, dtype=np.int64)
     if arr.dtype == bool:
         if arr.shape != (num_nodes,):
             raise DataError(f"the {what} mask has shape {arr.shape}; a mask needs one entry per "
@@ -123,14 +144,14 @@ def node_ids(nodes: Any, num_nodes: int, what: str) -> np.ndarray:
 
 
 def population_ids(population: Any, num_nodes: int, members: np.ndarray,
-                   non_members: np.ndarray) -> np.ndarray:
+                   non_members: np.ndarray, names: Sequence[str] | None = None) -> np.ndarray:
     """The adversary's auxiliary node ids (sorted), checked against the membership sets.
 
     Raises:
         DataError: For ids out of range, duplicated, or shared with the members or
             non-members (the adversary's population must be disjoint from what it audits).
     """
-    ids = node_ids(population, num_nodes, "population")
+    ids = node_ids(population, num_nodes, "population", names)
     if ids.ndim != 1:
         raise DataError(f"population must be a 1-D array of node ids or a mask; got shape "
                         f"{ids.shape}")
@@ -220,8 +241,9 @@ def model_target(
         raise InvalidConfigError(f"the model must be callable as model(x, edge_index); got "
                                  f"{type(model).__name__}")
     n = int(graph.num_nodes)
-    members = node_ids(members, n, "members")
-    non_members = node_ids(non_members, n, "non-members")
+    names = getattr(graph, "node_names", None) if "node_names" in graph else None
+    members = node_ids(members, n, "members", names)
+    non_members = node_ids(non_members, n, "non-members", names)
     check_membership(members, non_members, n)
     iface = ModelInterface.of(model, output, tuple(embedding_layers)
                               if embedding_layers is not None else None)
@@ -233,17 +255,30 @@ def model_target(
         raise DataError(f"served_edge_index must be a [2, num_edges] tensor of node ids in "
                         f"0..{n - 1}")
     rest = np.setdiff1d(np.arange(n), np.union1d(members, non_members))
-    aux = rest if population is None else population_ids(population, n, members, non_members)
+    aux = rest if population is None else population_ids(population, n, members, non_members,
+                                                         names)
     split = MembershipSplit(kind="transductive", num_nodes=n, train=np.sort(members),
                             val=np.setdiff1d(rest, aux), test=np.sort(non_members), aux=aux,
                             seed=int(seed))
+    shape = fixed_shape(model)
+    if shape is not None and (shape[0] not in (None, n) or shape[1] not in (None,
+                                                                          int(served.shape[1]))):
+        # not one query can run: refuse before any work, with the call that fixes it
+        raise DataError(
+            f"the model was exported with static shapes ({_dim(shape[0])} nodes, "
+            f"{_dim(shape[1])} edges) but the graph it is audited on has {n} nodes and "
+            f"{int(served.shape[1])} edges; re-export it with dynamic shapes: "
+            f"{reexport_call(model)}")
     spec = shadow_architecture(model, output, model_factory, train_fn, model_class)
     set_eval(model)
     if served_edge_index is not None:
         # The model's private edges are the ones it is served with (edge attacks' truth):
         # edges of ``data`` the model never sees cannot leak through it.
+        names = getattr(graph, "node_names", None) if "node_names" in graph else None
         graph = Data(x=graph.x, edge_index=served.detach().cpu().long(), y=graph.y,
                      num_nodes=n)
+        if names is not None:
+            graph.node_names = names
     target = TrainedTarget(
         model=model, spec=spec, graph=graph, split=split, seed=int(seed),
         ledger=PrivacyLedger.non_private(), interface=iface,
@@ -262,6 +297,10 @@ def model_target(
         out.exp() if iface.output == "probabilities" else out)
     check_outputs(raw, iface, num_classes(graph))
     return target
+
+
+def _dim(size: int | None) -> str:
+    return "any number of" if size is None else str(size)
 
 
 def exposure(iface: ModelInterface) -> frozenset[Output]:
@@ -283,18 +322,26 @@ def audit_target(
     suite: Any = "standard", n_bootstrap: int | None = None,
     config: dict[str, Any] | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
+    model_label: str | None = None, compare_surrogate: bool = False,
 ) -> Any:
     """Audit a :func:`model_target`; the :class:`~graphleaks.audit.runner.AuditRun`.
 
     ``params`` are per-attack config overrides (resolved ``--param`` values), applied on top
-    of the suite's budgets to attacks given by name.
+    of the suite's budgets to attacks given by name. ``model_label`` names the model on the
+    target card (default: its class, or the file format it came from).
+    ``compare_surrogate`` runs the attacks that train shadow/reference models a second time
+    with the surrogate GCN (when copies of the model itself are available) and records both
+    AUCs in ``config["surrogate_comparison"]``: what a surrogate changes, measured.
 
-    Attacks its exposure forbids, and (in the default audit) attacks that need an auxiliary
-    population when fewer than :data:`MIN_AUX_NODES` nodes are neither members nor
-    non-members, are listed in ``config["skipped_attacks"]`` with the missing capability.
+    Attacks its exposure forbids, attacks that query graphs of another size when the model
+    was exported with static shapes, and (in the default audit) attacks that need an
+    auxiliary population when fewer than :data:`MIN_AUX_NODES` nodes are neither members
+    nor non-members, are listed in ``config["skipped_attacks"]`` with the missing
+    capability. A named attack that cannot run, or whose estimated cost exceeds the
+    suite's budget, is refused before any work.
     """
     from graphleaks.attacks import registry
-    from graphleaks.audit.runner import AuditRun, audit_with_scores
+    from graphleaks.audit.runner import AuditRun, audit_with_scores, static_shape_limits
     from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
 
     iface = target.iface
@@ -302,6 +349,7 @@ def audit_target(
     the_suite = get_suite(suite)
     skipped: dict[str, str] = {}
     granted = ", ".join(sorted(o.value.upper() for o in exposed))
+    limits = static_shape_limits(target)
     if attacks is None:
         names = list(registry)
         runnable = applicable_attacks(exposed)
@@ -312,7 +360,8 @@ def audit_target(
                 why = ", ".join(missing)
                 if Output.EMBEDDINGS in cls.requires and not iface.embedding_layers:
                     why += (" (the model names no embedding layer; pass "
-                            "embedding_layers=('conv1',))")
+                            "embedding_layers=('conv1',), on the command line "
+                            "--embedding-layer conv1)")
                 skipped[name] = f"{name} requires {why}; the model exposes {{{granted}}}"
             elif (cls.threat_model.shadow_data != "none"
                   and len(target.split.aux) < MIN_AUX_NODES):
@@ -322,6 +371,10 @@ def audit_target(
                                  "needed")
         attack_objs = [build_attack(n, the_suite, (params or {}).get(n))
                        for n in runnable if n not in skipped]
+        for a in list(attack_objs):
+            if a.needs() & limits:
+                skipped[a.name] = _static_reason(a.name, target)
+                attack_objs.remove(a)
     else:
         attack_objs = [a if not isinstance(a, str) else build_attack(
                            registry.get(a).name, the_suite,
@@ -330,17 +383,27 @@ def audit_target(
         for a in attack_objs:  # a named attack the model cannot serve: refused before any work
             missing = sorted(o.value.upper() for o in a.requires - exposed)
             if missing:
-                hint = (" (name embedding layers: embedding_layers=('conv1',))"
+                hint = (" (name embedding layers: embedding_layers=('conv1',), on the "
+                        "command line --embedding-layer conv1)"
                         if "EMBEDDINGS" in missing else "")
                 raise CapabilityError(f"{a.name} requires {', '.join(missing)}; the model "
                                       f"exposes {{{granted}}}{hint}")
+            if a.needs() & limits:
+                raise CapabilityError(_static_reason(a.name, target))
     cfg = dict(config or {})
     cfg.setdefault("attacks", [a.name for a in attack_objs] if attacks is not None
                    else "all applicable")
-    cfg["target_model"] = {"model_class": _model_class(target), "output": iface.output,
+    label = model_label or _model_class(target)
+    protocol = served_protocol(target)
+    cfg["target_model"] = {"model_class": label, "output": iface.output,
                            "embedding_layers": list(iface.embedding_layers),
                            "parameters_exposed": iface.parameters,
-                           "shadow_models": _shadow_source(target.spec)}
+                           "shadow_models": _shadow_source(target.spec),
+                           "protocol": protocol,
+                           "surrogate_effect": _surrogate_effect(target.spec)}
+    shape = fixed_shape(target.model)
+    if shape is not None:
+        cfg["target_model"]["static_shapes"] = {"nodes": shape[0], "edges": shape[1]}
     run = audit_with_scores(target, attack_objs, seed=seed, n_bootstrap=n_bootstrap,
                             exposed=exposed, config=cfg, suite=the_suite,
                             skip_unrunnable=attacks is None)
@@ -349,7 +412,91 @@ def audit_target(
         report.config["skipped_attacks"] = {**skipped,
                                             **report.config.get("skipped_attacks", {})}
     report = _with_notes(report, surrogate=isinstance(target.spec, SurrogateArchitecture))
+    report = dataclasses.replace(report, target=_user_card(report.target, target, label,
+                                                           protocol))
+    if compare_surrogate and isinstance(target.spec, UserArchitecture):
+        report.config["surrogate_comparison"] = _surrogate_comparison(
+            target, report, [a for a in attack_objs if _trains_models(a)], seed=seed,
+            n_bootstrap=n_bootstrap, suite=the_suite, exposed=exposed)
     return AuditRun(report, run.tables)
+
+
+def _trains_models(attack: Any) -> bool:
+    from graphleaks.attacks.capabilities import Capability
+
+    return Capability.REFERENCE_MODELS in attack.needs()
+
+
+def _surrogate_comparison(target: TrainedTarget, report: Any, attacks: list[Any], *,
+                          seed: int, n_bootstrap: int | None, suite: Any,
+                          exposed: frozenset[Output]) -> dict[str, dict[str, float | None]]:
+    """Each model-training attack's AUC with copies of the model and with the surrogate GCN
+    (same seed, challenge and budgets; only the shadow/reference architecture differs)."""
+    from graphleaks.audit.runner import audit_with_scores
+
+    if not attacks:
+        return {}
+    surrogate = dataclasses.replace(target, spec=SurrogateArchitecture(arch="gcn"))
+    other = audit_with_scores(surrogate, attacks, seed=seed, n_bootstrap=n_bootstrap,
+                              exposed=exposed, suite=suite, canary=False).report
+
+    def aucs(rep: Any) -> dict[str, float | None]:
+        return {a.attack: (float(a.metrics.binary.auc.value)
+                           if a.metrics.binary is not None else None) for a in rep.attacks}
+
+    own, sur = aucs(report), aucs(other)
+    return {name: {"own_architecture": own.get(name), "surrogate_gcn": sur.get(name)}
+            for name in sur}
+
+
+def _static_reason(name: str, target: TrainedTarget) -> str:
+    shape = fixed_shape(target.model)
+    assert shape is not None
+    return (f"{name} queries graphs of another size than the served one (edges dropped or "
+            f"removed), and the model was exported with static shapes ({_dim(shape[0])} "
+            f"nodes, {_dim(shape[1])} edges): it needs dynamic shapes; re-export with "
+            f"{reexport_call(target.model)}")
+
+
+def served_protocol(target: TrainedTarget) -> str:
+    """``inductive`` when no served edge touches a non-member (members are queried in a
+    graph without the non-members' edges), else ``transductive``."""
+    ei = target.edges("target")
+    if ei.numel() == 0:
+        return "inductive"
+    non = np.zeros(int(target.graph.num_nodes), dtype=bool)
+    non[target.split.test] = True
+    e = ei.cpu().numpy()
+    return "transductive" if bool((non[e[0]] | non[e[1]]).any()) else "inductive"
+
+
+def _surrogate_effect(spec: ArchitectureSpec) -> str:
+    if isinstance(spec, SurrogateArchitecture):
+        return ("shadow and reference models are a surrogate graphleaks GCN, not the model's "
+                "own architecture: the figures of attacks that train them (confidence/shadow "
+                "calibration, LiRA, RMIA, BASE, G-BASE, TIA) can differ from those an "
+                "adversary with the real architecture reaches; give model_factory (or a "
+                "state_dict with --model-class) to train copies of the model itself")
+    if isinstance(spec, UserArchitecture):
+        return ("shadow and reference models are fresh copies of the model's own "
+                f"architecture ({spec.source})")
+    return "shadow and reference models are graphleaks' own architecture, as the target's"
+
+
+def _user_card(summary: Any, target: TrainedTarget, label: str, protocol: str) -> Any:
+    """The target card of a user's model: its class or format, hooked layers, protocol and
+    the accuracy its outputs reach on the members (train) and non-members (test)."""
+    from graphleaks.metrics.multiclass import accuracy
+
+    y = target.graph.y.cpu().numpy()
+    pred = target.logits().argmax(1).cpu().numpy()
+    utility = dict(summary.utility)
+    for part, ids in (("train", target.split.train), ("test", target.split.test)):
+        if len(ids):
+            utility[f"{part}_accuracy"] = accuracy(y[ids], pred[ids])
+    arch = {**summary.architecture, "model": label,
+            "embedding_layers": list(target.iface.embedding_layers)}
+    return dataclasses.replace(summary, architecture=arch, protocol=protocol, utility=utility)
 
 
 def _model_class(target: TrainedTarget) -> str:
@@ -397,6 +544,7 @@ def audit_model(
     suite: str = "standard",
     n_bootstrap: int | None = None,
     population: Any = None,
+    compare_surrogate: bool = False,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -404,7 +552,9 @@ def audit_model(
         model: Anything mapping ``(x, edge_index)`` to ``[num_nodes, C]`` outputs, usually
             a ``torch.nn.Module`` built from PyG layers.
         data: A PyG ``Data`` with ``x``, ``edge_index`` and ``y``, or a networkx graph whose
-            nodes ``0..n-1`` carry ``x`` and ``y`` attributes.
+            nodes ``0..n-1`` carry ``x`` and ``y`` attributes. A ``Data`` may carry
+            ``node_names`` (the user's string id of every node): node sets may then be given
+            as those strings, and ``scores.csv`` and the report give them back.
         members: The nodes the model trained on: a boolean mask (e.g. ``data.train_mask``)
             or node ids.
         non_members: Nodes it never trained on (mask or ids), disjoint from ``members``.
@@ -426,6 +576,9 @@ def audit_model(
         population: The auxiliary nodes the adversary holds (mask or ids) for shadow and
             reference models, disjoint from members and non-members; default: every node
             that is neither. Give the same population as another audit to compare the two.
+        compare_surrogate: Also run the attacks that train shadow/reference models with
+            graphleaks' surrogate GCN instead of copies of the model, and record both AUCs
+            in ``report.config["surrogate_comparison"]`` (those attacks run twice).
 
     Returns:
         The :class:`~graphleaks.report.report.AuditReport`.
@@ -452,4 +605,4 @@ def audit_model(
                           served_edge_index=served_edge_index, model_factory=model_factory,
                           train_fn=train_fn, seed=seed, population=population)
     return audit_target(target, attacks=attacks, seed=seed, suite=suite,
-                        n_bootstrap=n_bootstrap).report
+                        n_bootstrap=n_bootstrap, compare_surrogate=compare_surrogate).report

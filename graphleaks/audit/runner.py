@@ -16,6 +16,7 @@ from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks._references import ReferencePool
 from graphleaks.attacks._shadow import ShadowPool
 from graphleaks.attacks.base import ALL_OUTPUTS, Task
+from graphleaks.attacks.capabilities import Capability
 from graphleaks.attacks.harness import run_attack
 from graphleaks.audit.suite import (
     DEFAULT_SUITE,
@@ -148,10 +149,12 @@ def evaluate_result(
                                 np.rint(result.scores).astype(np.int64),
                                 y_train=result.train_labels, n_bootstrap=n_bootstrap, seed=seed)
         return AttackMetrics(multiclass=mc)
-    metrics = binm.binary_metrics(result.scores, result.labels, threshold=result.threshold,
-                                  n_bootstrap=n_bootstrap, seed=seed)
-    roc = binm.roc_points(result.scores, result.labels)
-    oracle_acc, oracle_thr = binm.best_balanced_accuracy(result.scores, result.labels)
+    # one sort for the metrics, the ROC curve and the oracle accuracy; the interval method
+    # is chosen here, once, on the whole candidate set, and the slices follow it
+    ev = binm.evaluate_binary(result.scores, result.labels, threshold=result.threshold,
+                              n_bootstrap=n_bootstrap, seed=seed)
+    metrics, roc = ev.metrics, ev.roc
+    oracle_acc, oracle_thr = ev.oracle_balanced_accuracy
     paper = None
     if "compat_duddu_label_indexing" in result.compat_flags:
         n_in = int(result.labels.sum()) // max(1, len(result.scores) // len(result.candidates))
@@ -183,6 +186,25 @@ def evaluate_result(
         paper_metric=paper, epsilon_lower_bound=bounds.get("epsilon_lower_bound"),
         epsilon_lower_bound_max_over_thresholds=bounds.get(
             "epsilon_lower_bound_max_over_thresholds"))
+
+
+def with_slices(
+    result: AttackResult, metrics: AttackMetrics, masks: Mapping[str, np.ndarray], *,
+    n_bootstrap: int, seed: int,
+) -> AttackMetrics:
+    """``metrics`` with the slices of ``masks``, their intervals of the attack's own method.
+
+    The method was chosen once on the whole candidate set (:func:`evaluate_result`): an
+    attack with analytic intervals gets analytic slice intervals, never a bootstrap per
+    slice.
+    """
+    from graphleaks.metrics.slices import slice_metrics
+
+    b = metrics.binary
+    intervals = binm.ANALYTIC if b is not None and b.interval == "analytic" else binm.BOOTSTRAP
+    return dataclasses.replace(metrics, slices=slice_metrics(
+        result.scores, result.labels, masks, n_bootstrap=n_bootstrap, seed=seed,
+        intervals=intervals))
 
 
 def scored_or_skipped(
@@ -285,6 +307,98 @@ class AuditRun:
     tables: tuple[CandidateTable, ...]
 
 
+def static_shape_limits(target: Any) -> frozenset[Capability]:
+    """What a model exported with static input sizes cannot offer: queries on other graphs."""
+    from graphleaks.models.protocol import fixed_shape
+
+    model = getattr(target, "model", None)
+    return frozenset({Capability.GRAPH_QUERIES}) if fixed_shape(model) is not None else frozenset()
+
+
+def query_cpu_seconds(target: TrainedTarget, *, view: str = "target",
+                      local: bool = True) -> float:
+    """Process CPU seconds of one inference-API query with chosen features (one row scaled),
+    measured on the target after a first, uncounted query that builds any cache."""
+    import time
+
+    x = target.served_features().float()
+    rows = np.arange(min(int(target.graph.num_nodes), 100), dtype=np.int64)
+    model: Any = target.model
+    # a model that charges its API's ε per fresh release (GAP) is not charged for the
+    # measurement: the audit's queries alone are what its report accounts. The guard is
+    # off only on a copy of the record, whose caches (a float64 copy of the model made
+    # while unguarded, say) are dropped with it: the audit's own queries stay charged.
+    target = dataclasses.replace(target)
+    guard = getattr(model, "release_guard", None)
+    if guard is not None:
+        model.release_guard = None
+    try:
+        target.feature_query_rows(x, rows, view=view, local=local)  # warm: caches, engines
+        start = time.process_time()
+        target.feature_query_rows(x, rows, view=view, local=local, scale_node=0, scale=1.0001)
+        return max(time.process_time() - start, 1e-6)
+    finally:
+        if guard is not None:
+            model.release_guard = guard
+
+
+def fit_query_budgets(
+    target: TrainedTarget, attacks: list[Attack], suite: Suite, *, view: str, default: bool,
+    skipped: dict[str, str],
+) -> tuple[list[Attack], dict[str, list[str]]]:
+    """Check each query-heavy attack's estimated cost against the suite's budget, before
+    any attack runs.
+
+    The estimate is the attack's feature queries times one query's CPU time, measured on
+    this target (:func:`query_cpu_seconds`). Over :attr:`Suite.attack_cpu_s`, an attack the
+    user named is refused with the estimate; the default audit runs it with the queries
+    the budget allows (a note says so) or, if it cannot shrink that far, skips it with the
+    estimate.
+
+    Returns:
+        The attacks to run, and notes per attack name on budgets that were reduced.
+
+    Raises:
+        InvalidConfigError: For a named attack over the budget.
+    """
+    n = int(target.graph.num_nodes)
+    notes: dict[str, list[str]] = {}
+    per_query: dict[bool, float] = {}
+    out: list[Attack] = []
+    for attack in attacks:
+        queries = attack.feature_queries(n)
+        if queries <= 0:
+            out.append(attack)
+            continue
+        local = attack.local_queries()
+        if local not in per_query:
+            per_query[local] = query_cpu_seconds(target, view=view, local=local)
+        cost = per_query[local]
+        estimate = queries * cost
+        budget = suite.attack_cpu_s
+        if estimate <= budget:
+            out.append(attack)
+            continue
+        fits = int(budget // cost)
+        why = (f"{attack.name}: an estimated {estimate:,.0f} CPU-s ({queries} queries x "
+               f"{cost:.3g} CPU-s per query, measured on this target), over the "
+               f"{suite.name} suite's budget of {budget:,.0f} CPU-s per attack")
+        smaller = attack.with_query_budget(fits)
+        if not default:
+            size = getattr(getattr(smaller, "config", None), "n_nodes", None)
+            hint = f"--param {attack.name}.n_nodes={size} fits, " if size is not None else ""
+            raise InvalidConfigError(f"{why}; lower its queries ({hint}or run fewer) or give "
+                                     "a larger budget (--suite thorough)")
+        if smaller is None:
+            skipped[attack.name] = f"{why}; too few queries fit to run it"
+            continue
+        notes[attack.name] = [
+            f"run at a reduced budget: {smaller.feature_queries(n)} queries instead of "
+            f"{queries} ({why})"]
+        out.append(smaller)
+    return out, notes
+
+
 def _attack_objects(
     attacks: Sequence[Attack | str] | None, suite: Suite
 ) -> tuple[list[Attack], bool]:
@@ -318,8 +432,6 @@ def audit_with_scores(
     ``skip_unrunnable`` treats a given attack list as a default audit: what cannot run is
     skipped with its reason instead of refused (``audit_model``'s pre-filtered list).
     """
-    from graphleaks.metrics.slices import slice_metrics
-
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
     attack_objs, default = _attack_objects(attacks, the_suite)
@@ -336,6 +448,7 @@ def audit_with_scores(
     declared = getattr(target, "capabilities", None)
     if callable(declared):  # a target that knows it lacks more (e.g. a foreign model)
         offered &= frozenset(declared())
+    offered -= static_shape_limits(target)
     skipped: dict[str, str] = {}
     if default:
         attack_objs, skipped = partition(attack_objs, offered, "this target")
@@ -351,6 +464,8 @@ def audit_with_scores(
             # the default audit runs what fits and says what it left out, and why
             skipped[attack.name] = str(exc)
             attack_objs.remove(attack)
+    attack_objs, budget_notes = fit_query_budgets(target, attack_objs, the_suite, view=view,
+                                                  default=default, skipped=skipped)
     reports, tables = [], []
     attributes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     # one shadow per configuration for the whole run: confidence_mia and shadow_mia share it
@@ -376,15 +491,15 @@ def audit_with_scores(
         if table is not None:
             tables.append(table)
             if result.task != Task.ATTRIBUTE:
-                metrics = dataclasses.replace(metrics, slices=slice_metrics(
-                    result.scores, result.labels, slice_masks(table), n_bootstrap=n_boot,
-                    seed=derive_seed(seed, "slices", attack.name)))
+                metrics = with_slices(result, metrics, slice_masks(table), n_bootstrap=n_boot,
+                                      seed=derive_seed(seed, "slices", attack.name))
                 exposure["most_exposed"] = most_exposed(table)
         # plain-data fields are stored in their JSON form, so a decoded report equals this one
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
             threat_model=result.threat_model, config=json_safe(result.config),
-            compat_flags=list(result.compat_flags), notes=list(result.notes),
+            compat_flags=list(result.compat_flags),
+            notes=list(result.notes) + budget_notes.get(attack.name, []),
             query_graph=result.query_graph, metrics=metrics,
             baseline=json_safe(trivial_baseline(result.labels, result.train_labels,
                                                 result.task)),

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from graphleaks._progress import progress
 from graphleaks.attacks.base import Attack, Output, TargetView, ThreatModel
 from graphleaks.attacks.capabilities import (
     Capability,
@@ -35,6 +36,7 @@ from graphleaks.audit.runner import (
     evaluate_result,
     scored_or_skipped,
     trivial_baseline,
+    with_slices,
 )
 from graphleaks.audit.suite import DEFAULT_SUITE, Suite, build_attack, get_suite
 from graphleaks.data.node_sets import check_membership
@@ -218,6 +220,23 @@ class ScoresView(TargetView):
         raise self._lacks(Capability.REFERENCE_MODELS)
 
 
+def _as_ids(nodes: Any, node_scores: NodeScores, what: str) -> np.ndarray:
+    """Node ids as the export numbers them: string ids are looked up in its id table."""
+    arr = np.asarray(nodes)
+    if arr.dtype.kind not in "USO" or arr.size == 0:
+        return arr
+    table = node_scores.id_table
+    if table is None:
+        raise DataError(f"{what} ids are strings but {node_scores.source} names its nodes by "
+                        "integers; give the integer ids")
+    out = [table.get(str(v)) for v in arr.reshape(-1).tolist()]
+    if None in out:
+        # the position, never the id: messages do not quote what a file holds
+        raise DataError(f"{out.count(None)} {what} node(s) have no score row in "
+                        f"{node_scores.source} (the first is entry {out.index(None) + 1})")
+    return np.asarray(out, dtype=np.int64)
+
+
 def scores_target(
     node_scores: NodeScores, members: np.ndarray, non_members: np.ndarray | None = None
 ) -> ScoresTarget:
@@ -232,7 +251,9 @@ def scores_target(
         DataError: If the sets are empty, overlap, or name a node without a score row.
     """
     ids = node_scores.node_ids
-    m = np.asarray(members)
+    m = _as_ids(members, node_scores, "member")
+    if non_members is not None:
+        non_members = _as_ids(non_members, node_scores, "non-member")
     if m.ndim == 1 and m.dtype.kind == "b":
         raise DataError("members must be node ids, not a boolean mask; pass "
                         "numpy.flatnonzero(mask)")
@@ -350,7 +371,7 @@ def audit_scores_run(
         skipped = {}
     reports: list[AttackReport] = []
     tables: list[CandidateTable] = []
-    for attack in attack_objs:
+    for attack in progress(attack_objs, desc="attacks"):
         run_seed = derive_seed(seed, "run", attack.name)  # as audit_with_scores derives it
         challenge = sample_challenge(attack, target,  # type: ignore[arg-type]
                                      seed=derive_seed(run_seed, "challenge"))
@@ -370,13 +391,10 @@ def audit_scores_run(
         table = _candidate_table(result, target)
         if table is not None:
             tables.append(table)
-            from graphleaks.metrics.slices import slice_metrics
-
             masks = {f"class={c}": np.asarray(table.cls == c)
                      for c in sorted(set(table.cls.tolist()))}
-            metrics = dataclasses.replace(metrics, slices=slice_metrics(
-                result.scores, result.labels, masks, n_bootstrap=n_boot,
-                seed=derive_seed(seed, "slices", attack.name)))
+            metrics = with_slices(result, metrics, masks, n_bootstrap=n_boot,
+                                  seed=derive_seed(seed, "slices", attack.name))
             exposure["most_exposed"] = most_exposed(table)
         reports.append(AttackReport(
             attack=attack.name, task=result.task.value,
@@ -434,8 +452,12 @@ def _candidate_table(result: Any, target: ScoresTarget) -> CandidateTable | None
     idx = cand.astype(np.int64)
     cls = target.true_labels(idx).numpy().astype(object)
     part = np.where(np.isin(idx, target.split.train), "train", "test").astype(object)
+    names = target.scores.names
+    table = None
+    if names is not None:  # row i is node i: the user's string id of every row
+        table = np.asarray(names, dtype=object)
     return CandidateTable(result.attack, result.task.value, idx, result.scores, result.labels,
-                          np.full(len(idx), -1, dtype=np.int64), cls, part)
+                          np.full(len(idx), -1, dtype=np.int64), cls, part, names=table)
 
 
 def _summary(target: ScoresTarget) -> TargetSummary:

@@ -18,10 +18,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphleaks.attacks.base import ALL_OUTPUTS, Attack, Output
 from graphleaks.errors import InvalidConfigError
+from graphleaks.threat import ALL_OUTPUTS, Output
+
+if TYPE_CHECKING:  # the attacks package imports torch and PyG: seconds a bad --suite never needs
+    from graphleaks.attacks.base import Attack
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,10 @@ class Suite:
         description: One line for ``--help`` and the report.
         canaries: Canaries of the canary audit a defended target gets by default (one per
             covered unit; each costs one extra target training).
+        attack_cpu_s: Most process CPU seconds one attack's inference-API queries may take,
+            estimated before it runs (queries × the target's measured cost per query); an
+            attack named by the user over it is refused with the estimate, the default audit
+            runs it with fewer queries (stated in its notes) or skips it.
     """
 
     name: str
@@ -43,6 +50,7 @@ class Suite:
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     description: str = ""
     canaries: int = 1000
+    attack_cpu_s: float = 300.0
 
     def config_for(self, attack: str, fields: set[str]) -> dict[str, Any]:
         """The overrides of ``attack`` restricted to the config ``fields`` it has."""
@@ -81,7 +89,8 @@ SUITES: dict[str, Suite] = {
         "embedding_cluster_mia": {"ae_epochs": 50, "kmeans_init": 2},
         "attribute_inference": {"walks_per_node": 3, "walk_length": 20,
                                 "max_walk_tokens": WALK_TOKENS},
-    }, "smoke test: fewest models and queries, 200 bootstrap replicates", canaries=100),
+    }, "smoke test: fewest models and queries, 200 bootstrap replicates", canaries=100,
+        attack_cpu_s=60.0),
     "standard": Suite("standard", 1000, {
         "lira_mia": {"num_references": 2, "ref_epochs": 30},
         "shadow_mia": {"num_shadows": 1},
@@ -96,7 +105,8 @@ SUITES: dict[str, Suite] = {
         "lira_mia": {"num_references": 16},
         "shadow_mia": {"num_shadows": 4},
         "linkteller": {"n_nodes": 500, "sampler": "auto"},
-    }, "attack defaults or more: more reference/shadow models and queries", canaries=3000),
+    }, "attack defaults or more: more reference/shadow models and queries", canaries=3000,
+        attack_cpu_s=3600.0),
 }
 DEFAULT_SUITE = "standard"
 

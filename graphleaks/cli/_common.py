@@ -129,7 +129,7 @@ def check_audit_options(n_bootstrap: int | None, query_graph: str) -> None:
     ``n_bootstrap`` None means the suite's own budget.
     """
     from graphleaks.audit.spec import MAX_BOOTSTRAP
-    from graphleaks.models.target import GRAPH_VIEWS
+    from graphleaks.threat import GRAPH_VIEWS
 
     if n_bootstrap is not None and not 1 <= n_bootstrap <= MAX_BOOTSTRAP:
         raise InvalidConfigError(f"--n-bootstrap must be an integer in [1, {MAX_BOOTSTRAP}], "

@@ -40,11 +40,19 @@ ModelKwargs = Annotated[str | None, typer.Option(
 ModelOutput = Annotated[str, typer.Option(
     "--model-output", help="What the model returns: logits, probabilities or "
                            "log_probabilities.", rich_help_panel=MODEL)]
+EmbeddingLayer = Annotated[list[str] | None, typer.Option(
+    "--embedding-layer", help="A submodule whose output is a node embedding, as named in "
+                              "model.named_modules() (repeatable, first hidden layer first), "
+                              "read with a forward hook for the white-box attacks. Needs a "
+                              "state_dict with --model-class: a .pt2 program runs its "
+                              "operators inline and an ONNX graph has no submodules.",
+    rich_help_panel=MODEL)]
 
 
 def audit_model(
     model: ModelFile, model_class: ModelClass = None, model_kwargs: ModelKwargs = None,
-    model_output: ModelOutput = "logits", edges: o.Edges = None, features: o.Features = None,
+    model_output: ModelOutput = "logits", embedding_layer: EmbeddingLayer = None,
+    edges: o.Edges = None, features: o.Features = None,
     labels: o.Labels = None, members: o.Members = None, non_members: o.NonMembers = None,
     population: o.Population = None, attack: o.Attack = None, suite: o.Suite = "standard",
     param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
@@ -60,14 +68,15 @@ def audit_model(
     run = run_model_audit(model, model_class, model_kwargs, model_output,
                           o.GraphSource(None, None, edges, features, labels),
                           o.MembershipFiles(members, non_members, population),
-                          o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+                          o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output,
+                          embedding_layers=tuple(embedding_layer or ()))
     output.publish(run.report)
 
 
 def run_model_audit(
     model: Path, model_class: str | None, model_kwargs: str | None, model_output: str,
     graph_source: o.GraphSource, membership: o.MembershipFiles, budgets: o.AuditBudgets,
-    output: o.OutputOptions,
+    output: o.OutputOptions, embedding_layers: tuple[str, ...] = (),
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
 
@@ -79,7 +88,7 @@ def run_model_audit(
     from graphleaks.audit.model_audit import audit_target, model_target
     from graphleaks.audit.suite import get_suite
     from graphleaks.data.node_sets import read_node_ids
-    from graphleaks.models.foreign import load_model_file
+    from graphleaks.models.foreign import MODEL_READERS, load_model_file
     from graphleaks.models.protocol import OUTPUT_KINDS
 
     check_output_dir(output.out, REPORT)  # an unusable --out fails before any work
@@ -99,14 +108,20 @@ def run_model_audit(
     params = resolve_cli_params(list(budgets.params), attacks=names or list(registry))
     graph, ref = g.load()
     n = int(graph.num_nodes)
-    mem, non = read_node_ids(m.members, n), read_node_ids(m.non_members, n)
-    pop = read_node_ids(m.population, n) if m.population is not None else None
+    # string node ids (user_17): the id files name nodes as the edge list does
+    node_names = getattr(graph, "node_names", None) if "node_names" in graph else None
+    index = ({name: i for i, name in enumerate(node_names)} if node_names is not None
+             else None)
+    mem = read_node_ids(m.members, n, index=index)
+    non = read_node_ids(m.non_members, n, index=index)
+    pop = read_node_ids(m.population, n, index=index) if m.population is not None else None
     loaded, factory = load_model_file(model, model_class=model_class, model_kwargs=model_kwargs)
+    label = model_class or f"{model.name} ({MODEL_READERS.reader(model).description})"
     target = model_target(loaded, graph, mem, non, output=model_output, model_factory=factory,
                           parameters=factory is not None, seed=budgets.seed, population=pop,
-                          model_class=model_class or f"{model.suffix} file")
+                          model_class=label, embedding_layers=embedding_layers or None)
     config = {"model": model.name, "graph": ref.to_dict(), "model_class": model_class,
-              "model_output": model_output,
+              "model_output": model_output, "embedding_layers": list(embedding_layers),
               "model_kwargs": model_kwargs, "members": m.members.name,
               "non_members": m.non_members.name,
               "population": m.population.name if m.population is not None
@@ -116,7 +131,8 @@ def run_model_audit(
     output.before_work()  # e.g. open the MLflow store: everything else is checked by now
     with progress_display(output.bars):
         run = audit_target(target, attacks=names, seed=budgets.seed, suite=the_suite,
-                           n_bootstrap=budgets.n_bootstrap, config=config, params=params)
+                           n_bootstrap=budgets.n_bootstrap, config=config, params=params,
+                           model_label=label)
     run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, output.out, html=True, scores=run.tables)  # all files or none
     return run

@@ -90,8 +90,10 @@ def run_scores_audit(
     # one resolution of every --param: canonical owner, declared field types (exit 2 else)
     params = resolve_cli_params(list(budgets.params), attacks=names or list(attacks))
     ns = load_scores(scores, output=scores_output, labels=labels, node_ids=score_ids)
-    member_ids = read_node_ids(m.members)
-    non_member_ids = read_node_ids(m.non_members) if m.non_members is not None else None
+    # string node ids in the export: the id files name nodes as its node_id column does
+    member_ids = read_node_ids(m.members, index=ns.id_table)
+    non_member_ids = (read_node_ids(m.non_members, index=ns.id_table)
+                      if m.non_members is not None else None)
     target = scores_target(ns, member_ids, non_member_ids)  # overlap, ranges, unscored ids
     if names:  # a named attack the scores cannot serve: refused before any work
         objs, _ = scores_only_attacks(names, the_suite, params)

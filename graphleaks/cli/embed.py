@@ -121,7 +121,7 @@ def _check_word2vec_ids(edges: Path, index: dict[str, int]) -> None:
 
     if not any(_unsafe_id(name) for name in index):
         return
-    rows = _read_table(edges, "edge list")[1]
+    rows = _read_table(edges, "edge list", edge_ids=True)[1]
     bad = next(i for i, r in enumerate(rows) if any(_unsafe_id(t) for t in r[:2]))
     # the row, never the id: messages do not quote what a file holds
     raise DataError(f"edge list {edges}: data row {bad + 1} has a node id with whitespace or "

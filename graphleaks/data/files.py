@@ -58,12 +58,22 @@ def from_networkx(
     return from_pyg(Data(x=torch.from_numpy(x), edge_index=ei, y=y))
 
 
-def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
+#: Column names that make a first row of string node ids an edge list's header.
+EDGE_HEADER_WORDS = frozenset({"source", "target", "src", "dst", "from", "to", "u", "v",
+                               "node", "node_id", "id", "user", "item", "head", "tail"})
+
+
+def _read_table(path: Path, what: str, *, edge_ids: bool = False,
+                ) -> tuple[list[str], list[list[str]]]:
     """The header (lower-cased, or []) and the data rows of a CSV/TSV/space-separated file.
 
     A UTF-8 byte-order mark is stripped before anything else, so it can never turn the
     first cell into a non-number. The first row is a header only if none of its cells is a
-    number, so a data row is never dropped as a header.
+    number, so a data row is never dropped as a header. With ``edge_ids`` (an edge list),
+    string node ids make a first row of words ambiguous: it is an edge when one of its first
+    two cells is an id of another row, the header when they are known column names
+    (:data:`EDGE_HEADER_WORDS`, one suffices) or the ids below are integers; a first row
+    that is neither is refused, never dropped (a lone edge and a header look alike).
     """
     if not path.is_file():
         raise DataError(f"{what} file {path} does not exist or is not a regular file")
@@ -82,8 +92,26 @@ def _read_table(path: Path, what: str) -> tuple[list[str], list[list[str]]]:
         raise DataError(f"cannot read {what} file {path}: not a UTF-8 text table") from None
     rows = [r for r in rows if r and not r[0].startswith("#")]
     if rows and not any(_is_number(c) for c in rows[0]):
+        if edge_ids and not _edge_header(rows, path):
+            return [], rows
         return [c.lower() for c in rows[0]], rows[1:]
     return [], rows
+
+
+def _edge_header(rows: list[list[str]], path: Path) -> bool:
+    """Whether an edge list's first row (no number in it) is its header; see _read_table."""
+    first = rows[0][:2]
+    ids = rows[1:]
+    if len(first) < 2 or all(_is_int_id(c) for r in ids for c in r[:2]):
+        return True  # integer ids below: words above them can only be a header
+    seen = {c for r in ids for c in r[:2]}
+    if any(c in seen for c in first):
+        return False
+    if any(c.lower() in EDGE_HEADER_WORDS for c in first):
+        return True
+    raise DataError(f"edge list {path}: its first row may be a header or an edge (its ids "
+                    "appear in no other row); start the file with the header row "
+                    "source,target")
 
 
 def _is_number(s: str) -> bool:
@@ -183,14 +211,14 @@ def node_index(edges: str | Path) -> dict[str, int]:
     """Node id (as written) to index, from an edge list.
 
     Integer ids map to themselves. Any other ids (``user_17``) are numbered in order of first
-    appearance; such an edge list needs a header row, because a first row with a
-    non-numeric id is read as the header.
+    appearance; a first row of words is the header only where it cannot be an edge
+    (see :func:`_read_table`).
 
     Raises:
         DataError: For a missing or empty file or a row with fewer than two ids.
     """
     path = Path(edges)
-    rows = _read_table(path, "edge list")[1]
+    rows = _read_table(path, "edge list", edge_ids=True)[1]
     if not rows:
         raise DataError(f"edge list {path} is empty; a graph model needs edges")
     if any(len(r) < 2 for r in rows):
@@ -223,7 +251,7 @@ def load_edge_list(edges: str | Path) -> np.ndarray:
     index = node_index(path)
     if any(not _is_int_id(t) for t in index):
         # string ids: the same numbering as the embedding and attribute files use
-        rows = _read_table(path, "edge list")[1]
+        rows = _read_table(path, "edge list", edge_ids=True)[1]
         return np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
     e = _edge_rows(path)[1]
     if e.min() < 0:
@@ -233,7 +261,7 @@ def load_edge_list(edges: str | Path) -> np.ndarray:
 
 def _edge_rows(path: Path) -> tuple[list[str], np.ndarray]:
     """The header and every numeric column of an edge-list file, at least two."""
-    header, rows = _read_table(path, "edge list")
+    header, rows = _read_table(path, "edge list", edge_ids=True)
     if not rows:
         raise DataError(f"edge list {path} is empty; a graph model needs edges")
     e = _numeric(rows, path, "edge list", np.int64)
@@ -258,11 +286,29 @@ def load_graph_files(
             node in id order.
         labels: CSV with one label per row, or ``node_id,label`` rows.
 
+    String node ids (``user_17``, every id of the edge list a string) are numbered as
+    :func:`node_index` numbers them (order of first appearance in the edge list; nodes only
+    in the feature file follow in its order);
+    the features are then a CSV whose first column is the node id, the labels
+    ``node_id,label`` rows, and the graph carries the ids as ``node_names`` so reports
+    give them back.
+
     Raises:
         DataError: For a missing file, non-numeric values, an empty edge list, ids out of
             range or a label count that does not match the features.
     """
     edges, features = Path(edges), Path(features)
+    index = node_index(edges)
+    kinds = {_is_int_id(t) for t in index}
+    if kinds == {False}:
+        return _load_string_id_graph(edges, features, labels, index)
+    if kinds == {True, False}:
+        rows = _read_table(edges, "edge list", edge_ids=True)[1]
+        bad = next(i for i, r in enumerate(rows) if not all(_is_int_id(t) for t in r[:2]))
+        # the row, never the id: messages do not quote what a file holds
+        raise DataError(f"edge list {edges}: a non-numeric node id among integer ones (data "
+                        f"row {bad + 1}); use integers 0..n-1 for every node, or string ids "
+                        "for every node")
     header, e = _edge_rows(edges)
     x = _load_features(features)
     if e[:, :2].min() < 0 or e[:, :2].max() >= x.shape[0]:
@@ -281,3 +327,57 @@ def load_graph_files(
         data.private_edge_index = coalesce(to_undirected(private, num_nodes=x.shape[0]),
                                            num_nodes=x.shape[0])
     return from_pyg(check_graph(data, source=f"edge list {edges}"))
+
+
+def _load_string_id_graph(edges: Path, features: Path, labels: str | Path | None,
+                          index: dict[str, int]) -> Data:
+    """A graph whose node ids are strings: features and labels keyed by the same ids."""
+    header, rows = _read_table(edges, "edge list", edge_ids=True)
+    if len(header) >= 3 and header[2] == "private":
+        raise DataError(f"edge list {edges}: a private column needs integer node ids; number "
+                        "the nodes 0..n-1, or drop the column")
+    if FEATURE_READERS.reader(features).name != "table":
+        raise DataError(f"edge list {edges} has string node ids, so the rows of feature file "
+                        f"{features} (a bare matrix) cannot be matched to them; give a CSV "
+                        "whose first column is the node id")
+    index = dict(index)
+    feat_rows = _read_table(features, "feature")[1]
+    if not feat_rows:
+        raise DataError(f"feature file {features} holds no rows")
+    rows_by_node: dict[int, list[str]] = {}
+    for i, r in enumerate(feat_rows):
+        node = index.setdefault(r[0], len(index))  # a node in no edge: isolated, appended
+        if node in rows_by_node:
+            raise DataError(f"feature file {features}: data row {i + 1} repeats an earlier "
+                            "node id; give one feature row per node")
+        rows_by_node[node] = r[1:]
+    n = len(index)
+    if len(rows_by_node) != n:
+        raise DataError(f"feature file {features}: {n - len(rows_by_node)} node(s) of edge list "
+                        f"{edges} have no feature row; give one row per node, the node id first")
+    x = _numeric([rows_by_node[i] for i in range(n)], features, "feature", float)
+    pairs = np.asarray([[index[r[0]], index[r[1]]] for r in rows], dtype=np.int64)
+    y = None
+    if labels is not None:
+        lp = Path(labels)
+        lab_rows = _read_table(lp, "label")[1]
+        if not lab_rows or any(len(r) < 2 for r in lab_rows):
+            raise DataError(f"label file {lp}: with string node ids give node_id,label rows")
+        y_arr = np.full(n, -1, dtype=np.int64)
+        for i, r in enumerate(lab_rows):
+            found = index.get(r[0])
+            if found is None:
+                raise DataError(f"label file {lp}: data row {i + 1} names a node that is in "
+                                f"neither {edges} nor {features}")
+            y_arr[found] = _numeric([r[1:2]], lp, "label", np.int64)[0, 0]
+        if (y_arr < 0).any():
+            raise DataError(f"label file {lp}: {int((y_arr < 0).sum())} nodes have no label "
+                            "(or a negative one)")
+        y = torch.from_numpy(y_arr)
+    data = Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(pairs.T.copy()), y=y)
+    out = from_pyg(check_graph(data, source=f"edge list {edges}"))
+    names = [""] * n
+    for token, i in index.items():
+        names[i] = token
+    out.node_names = names
+    return out

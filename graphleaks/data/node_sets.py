@@ -1,13 +1,15 @@
 """Member / non-member node-id files: read, validate, and check that the two sets fit together.
 
-A node-id file is either text (one integer id per line, or a header-free CSV/TSV whose first
-column is the id; further columns are ignored) or a ``.npy`` array of integers (read without
+A node-id file is either text (one id per line, or a CSV/TSV whose first column is the id;
+further columns are ignored; one header row is accepted, see :func:`_read_text_ids`; string
+ids are looked up in the graph's id table) or a ``.npy`` array of integers (read without
 pickle, header checked against the file size). Every problem is one :class:`DataError` line
 naming the file and the fix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +23,19 @@ from graphleaks.errors import DataError
 MAX_NODE_ID_FILE_BYTES = 64 * 1024 * 1024
 
 
-def read_node_ids(path: str | Path, num_nodes: int | None = None) -> np.ndarray:
+def read_node_ids(path: str | Path, num_nodes: int | None = None, *,
+                  index: Mapping[str, int] | None = None) -> np.ndarray:
     """Read a file of distinct, non-negative integer node ids.
 
     Args:
         path: ``.npy`` integer array (1-D, or 2-D with one column), or a text file with one
-            id per line (a header-free CSV/TSV: the first column is read). Blank lines and
+            id per line (a CSV/TSV: the first column is read; one header row is
+            accepted). Blank lines and
             lines starting with ``#`` are skipped.
         num_nodes: When given, every id must be below it.
+        index: The graph's id table when its node ids are strings (``user_17`` -> row, as
+            :func:`graphleaks.data.files.node_index` numbers them): every id of a text file
+            is looked up in it, and a ``.npy`` file (integers only) is refused.
 
     Returns:
         The ids as a 1-D ``int64`` array, in file order.
@@ -48,7 +55,7 @@ def read_node_ids(path: str | Path, num_nodes: int | None = None) -> np.ndarray:
                         "one per line")
     if size == 0:
         raise DataError(f"node-id file {p} is empty; give at least one node id")
-    ids = NODE_ID_READERS.read(p)
+    ids = NODE_ID_READERS.read(p, index=index)
     if ids.size == 0:
         raise DataError(f"node-id file {p} holds no node ids; give at least one")
     # messages give the entry (k-th id of the file), never an id: they do not quote files
@@ -81,7 +88,10 @@ def _first_seen(ids: np.ndarray) -> np.ndarray:
     return first
 
 
-def _read_npy_ids(p: Path) -> np.ndarray:
+def _read_npy_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarray:
+    if index is not None:
+        raise DataError(f"node-id file {p} is a .npy array of integers, but the graph's node "
+                        "ids are strings; give a text file of the ids, one per line")
     arr = read_npy(p, "node-id")
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -100,28 +110,59 @@ def _read_npy_ids(p: Path) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _read_text_ids(p: Path) -> np.ndarray:
+def _split(line: str) -> list[str]:
+    return [c.strip() for c in line.replace("\t", ",").replace(" ", ",").split(",")]
+
+
+def _read_text_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarray:
+    """Ids of a text file: the first column, or the second after a pandas index header.
+
+    One header row is accepted: a first line whose id cell is not an id (``node_id``;
+    pandas' ``,0`` or ``,node_id`` header, whose empty first cell heads the index column
+    pandas writes, so the ids are then the second column). Any later line that is not an
+    id is refused, never skipped.
+    """
     try:
         text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         # never quote the file: it may be any file on the machine
         raise DataError(f"cannot read node-id file {p}: not a UTF-8 text file or a .npy "
                         "array") from None
+    lines = [(no, raw.strip()) for no, raw in enumerate(text.splitlines(), start=1)]
+    lines = [(no, line) for no, line in lines if line and not line.startswith("#")]
+    column = 0
+    if lines:
+        first = _split(lines[0][1])
+        if _to_id(first[0], index) is None:
+            if first[0] == "":  # pandas' index header: the index column, then the ids
+                column = 1
+                if len(first) != 2:
+                    raise DataError(f"node-id file {p}: line {lines[0][0]} is a pandas index "
+                                    "header over several columns; write one id column "
+                                    "(to_csv(index=False))")
+            lines = lines[1:]  # the one header row
     out: list[int] = []
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        first = line.replace("\t", ",").replace(" ", ",").split(",", 1)[0].strip()
-        try:
-            value = int(first)
-        except ValueError:
-            raise DataError(f"node-id file {p}: line {lineno} is not an integer node id; give "
-                            "one integer id per line with no header row") from None
-        if abs(value) >= 2**62:
-            raise DataError(f"node-id file {p}: node id on line {lineno} is out of range")
+    for lineno, line in lines:
+        cells = _split(line)
+        value = _to_id(cells[column], index) if len(cells) > column else None
+        if value is None:
+            what = ("an id of the graph's edge list" if index is not None
+                    else "an integer node id")
+            raise DataError(f"node-id file {p}: line {lineno} is not {what}; give one id per "
+                            "line (one header row is allowed)")
         out.append(value)
     return np.asarray(out, dtype=np.int64)
+
+
+def _to_id(token: str, index: Mapping[str, int] | None) -> int | None:
+    """A token as a node index: through the graph's id table (string ids), else an int."""
+    if index is not None:
+        return index.get(token)
+    try:
+        value = int(token)
+    except ValueError:
+        return None
+    return value if abs(value) < 2**62 else None
 
 
 #: Formats of node-id files (members, non-members, population, score row ids).

@@ -25,7 +25,7 @@ import numpy as np
 
 from graphleaks._limits import check_npz, input_boundary
 from graphleaks._readers import ReaderTable
-from graphleaks.data.files import _numeric, _read_table, read_npy
+from graphleaks.data.files import _is_number, _numeric, _read_table, read_npy
 from graphleaks.data.node_sets import read_node_ids
 from graphleaks.errors import DataError
 
@@ -51,6 +51,8 @@ class NodeScores:
         labels: ``[n]`` true labels in ``0..C-1``.
         output: ``probabilities``, ``logits`` or ``log_probabilities``.
         source: Where they came from (a file path or ``"arrays"``), for messages and reports.
+        names: The export's string node ids, one per row, when it names nodes by strings;
+            ``node_ids`` are then the row numbers, and reports give these names back.
     """
 
     node_ids: np.ndarray
@@ -58,11 +60,19 @@ class NodeScores:
     labels: np.ndarray
     output: str
     source: str
+    names: tuple[str, ...] | None = None
 
     @property
     def num_classes(self) -> int:
         """Number of score columns."""
         return int(self.scores.shape[1])
+
+    @property
+    def id_table(self) -> dict[str, int] | None:
+        """String node id -> node index, when the export names nodes by strings."""
+        if self.names is None:
+            return None
+        return {name: int(i) for name, i in zip(self.names, self.node_ids, strict=True)}
 
 
 def check_scores(
@@ -78,7 +88,8 @@ def check_scores(
     Args:
         scores: ``[n, C]`` numeric scores, ``C >= 2``.
         labels: ``[n]`` integer true labels in ``0..C-1``.
-        node_ids: ``[n]`` distinct non-negative integer ids (default ``0..n-1``).
+        node_ids: ``[n]`` distinct non-negative integer ids (default ``0..n-1``), or
+            distinct string ids (numbered by row, kept as :attr:`NodeScores.names`).
         output: What the scores are: ``probabilities`` (rows in [0, 1] summing to 1),
             ``logits`` (any finite values) or ``log_probabilities`` (rows whose exponentials
             sum to 1).
@@ -127,6 +138,19 @@ def check_scores(
                         f"columns); {int(((y < 0) | (y >= c)).sum())} do not (first in row "
                         f"{int(np.flatnonzero((y < 0) | (y >= c))[0])}); check the label "
                         "encoding or the score columns")
+    names: tuple[str, ...] | None = None
+    if node_ids is not None and np.asarray(node_ids).dtype.kind in "US":
+        # string ids (a user's own, e.g. user_17): numbered by row, named in reports
+        names = tuple(str(v) for v in np.asarray(node_ids).reshape(-1).tolist())
+        if len(names) != n:
+            raise DataError(f"{source}: {n} score rows but {len(names)} node ids; give one "
+                            "node id per row")
+        if len(set(names)) != n:
+            first_row = {v: i for i, v in reversed(list(enumerate(names)))}
+            row = next(i for i, v in enumerate(names) if first_row[v] != i)
+            raise DataError(f"{source}: a node id has more than one score row (row {row} "
+                            "repeats an earlier one); export each node once")
+        node_ids = None
     if node_ids is None:
         ids = np.arange(n, dtype=np.int64)
     else:
@@ -150,7 +174,8 @@ def check_scores(
                             f"{int(np.flatnonzero(later)[0])} repeats an earlier one); export "
                             "each node once")
     _check_kind(s, output, source)
-    return NodeScores(node_ids=ids, scores=s, labels=y, output=output, source=source)
+    return NodeScores(node_ids=ids, scores=s, labels=y, output=output, source=source,
+                      names=names)
 
 
 def _check_kind(s: np.ndarray, output: str, source: str) -> None:
@@ -233,6 +258,15 @@ def _load_table(p: Path, output: str, labels: str | Path | None,
     header, rows = _read_table(p, "score")
     if not rows:
         raise DataError(f"{src} holds no rows; export node_id,label,score columns")
+    if any(not _is_number(r[0]) for r in rows):
+        # string node ids (user_17): the id column stays text, the rest must be numbers
+        table = _numeric([r[1:] for r in rows], p, "score", float)
+        if table.shape[1] < 3:
+            raise DataError(f"{src}: expected columns node_id, label and at least 2 class "
+                            f"scores, got {table.shape[1] + 1} column(s)")
+        raw = np.asarray([r[1:] for r in rows], dtype=np.float64)
+        ids = np.asarray([r[0] for r in rows], dtype=str)
+        return check_scores(raw[:, 1:], raw[:, 0], node_ids=ids, output=output, source=src)
     table = _numeric(rows, p, "score", float)
     if table.shape[1] < 4:
         raise DataError(f"{src}: expected columns node_id, label and at least 2 class scores, "

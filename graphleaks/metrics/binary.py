@@ -32,16 +32,21 @@ from graphleaks.metrics._core import (
 from graphleaks.metrics.bootstrap import binary_count_chunks, percentile_interval
 
 __all__ = [
+    "BinaryEvaluation",
     "BinaryMetrics",
     "Estimate",
+    "IntervalChoice",
     "ThresholdEstimates",
     "ThresholdMetrics",
     "advantage_from_accuracy",
     "auc",
+    "auc_tpr_estimates",
     "average_precision",
     "best_balanced_accuracy",
     "binary_metrics",
+    "choose_intervals",
     "duddu_onehot_confidence_accuracy",
+    "evaluate_binary",
     "max_advantage",
     "roc_curve",
     "threshold_metrics",
@@ -143,10 +148,17 @@ def roc_points(
         [0.5, 1.0, 1.0]
     """
     fpr, tpr, _ = roc_curve(scores, labels)
+    n_neg = max(1, int(np.sum(np.asarray(labels) == 0)))
+    return _compact_roc(fpr, tpr, n_neg, max_points)
+
+
+def _compact_roc(
+    fpr: FloatArray, tpr: FloatArray, n_neg: int, max_points: int
+) -> dict[str, list[float]]:
+    """The :func:`roc_points` of a full ROC curve (``fpr``/``tpr`` at every threshold)."""
     # The upper envelope: for each distinct FPR keep the best TPR.
     uniq, first = np.unique(fpr, return_index=True)
     best = np.maximum.reduceat(tpr, first)
-    n_neg = max(1, int(np.sum(np.asarray(labels) == 0)))
     targets = np.geomspace(1.0 / n_neg, 1.0, num=max(2, max_points))
     idx = np.unique(np.concatenate([[0, len(uniq) - 1],
                                     np.searchsorted(uniq, targets, side="right") - 1]))
@@ -407,7 +419,11 @@ def best_balanced_accuracy(scores: npt.ArrayLike, labels: npt.ArrayLike) -> tupl
         (0.75, 0.9)
     """
     s, y = check_binary(scores, labels, "best_balanced_accuracy")
-    roc = RocCounts.single(s, y)
+    return _best_balanced(RocCounts.single(s, y))
+
+
+def _best_balanced(roc: RocCounts) -> tuple[float, float]:
+    """:func:`best_balanced_accuracy` from the ROC counts of the data (one row)."""
     bal = 0.5 * (roc.tpr[0, 1:] + 1.0 - roc.fpr[0, 1:])
     best = int(np.argmax(bal))
     return max(float(bal[best]), 0.5), float(roc.thresholds[1 + best])
@@ -576,6 +592,85 @@ TPR_AT_FPR_NOTE = (
 # Above this many scored candidates the bootstrap is replaced by analytic intervals: drawing
 # B x n counts then costs far more than the attack (1000 x 400k draws at a 1M-node audit).
 ANALYTIC_ABOVE = 200_000
+#: Fewest positives and negatives for which :func:`choose_intervals` picks analytic
+#: intervals below :data:`ANALYTIC_ABOVE`: DeLong's and the binomial intervals are large-
+#: sample intervals, and on fewer candidates the bootstrap is the more honest choice.
+ANALYTIC_MIN_PER_SIDE = 200
+#: Largest share of the candidates one group of tied scores may hold for analytic intervals.
+#: A big tie puts TPR@FPR on a randomised operating point whose interval the analytic
+#: floor/ceil Clopper-Pearson rule only brackets; the bootstrap resamples the tie itself.
+TIED_SHARE = 0.01
+#: Values of ``intervals`` (:func:`binary_metrics`, :func:`choose_intervals`).
+ANALYTIC = "analytic"
+BOOTSTRAP = "bootstrap"
+
+
+@dataclass(frozen=True)
+class IntervalChoice:
+    """How one attack's intervals are computed, chosen once on its whole candidate set.
+
+    Attributes:
+        method: :data:`ANALYTIC` or :data:`BOOTSTRAP`; the attack's metrics and its slices
+            all follow it (each estimate still records its own method, e.g. at a boundary).
+        reason: Why, in words (for logs and benchmarks).
+    """
+
+    method: str
+    reason: str
+
+
+def choose_intervals(
+    scores: npt.ArrayLike, labels: npt.ArrayLike, *, analytic_above: int | None = ANALYTIC_ABOVE,
+    min_per_side: int = ANALYTIC_MIN_PER_SIDE, tied_share: float = TIED_SHARE,
+) -> IntervalChoice:
+    """Choose analytic or bootstrap intervals for one attack, on its whole candidate set.
+
+    Analytic (DeLong for the AUC, Clopper-Pearson for rates, Newcombe for differences,
+    logit for the AP; Newcombe's score interval for an AUC near 0 or 1) when the set is
+    above ``analytic_above`` candidates, or when it has at least ``min_per_side`` positives
+    and negatives and no group of tied scores holds more than ``tied_share`` of it. The
+    percentile bootstrap otherwise: on small sets and on tied scores it is the honest
+    choice. The analytic intervals cost a sort; the bootstrap costs ``n_bootstrap`` sorts
+    per metric set, and for every slice again.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        analytic_above: Candidate count above which intervals are always analytic; None
+            never forces them.
+        min_per_side: Fewest positives and negatives for analytic intervals below it.
+        tied_share: Largest share of the candidates one tie may hold for analytic intervals.
+
+    Returns:
+        The :class:`IntervalChoice`.
+
+    Raises:
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> import numpy as np
+        >>> y = np.r_[np.ones(300), np.zeros(300)]
+        >>> s = y + np.random.default_rng(0).normal(size=600)
+        >>> choose_intervals(s, y).method, choose_intervals(s[::3], y[::3]).method
+        ('analytic', 'bootstrap')
+        >>> choose_intervals(np.round(s), y).method  # a few distinct values: ties
+        'bootstrap'
+    """
+    s, y = check_binary(scores, labels, "choose_intervals")
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    if analytic_above is not None and y.size > analytic_above:
+        return IntervalChoice(ANALYTIC, f"more than {analytic_above} candidates")
+    if min(n_pos, n_neg) < min_per_side:
+        return IntervalChoice(BOOTSTRAP, f"fewer than {min_per_side} positives or negatives")
+    ordered = np.sort(s)
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True])
+    largest = int(np.max(np.diff(starts)))
+    if largest > tied_share * y.size:
+        return IntervalChoice(BOOTSTRAP, f"tied scores: one value holds more than "
+                              f"{tied_share:.0%} of the candidates")
+    return IntervalChoice(ANALYTIC, f"at least {min_per_side} positives and negatives, "
+                          "untied scores")
 
 
 @dataclass(frozen=True)
@@ -644,11 +739,16 @@ class BinaryMetrics:
 
 def _reduce_chunk(
     roc: RocCounts, targets: list[float], s_pos: FloatArray, s_neg: FloatArray,
-    w_pos: FloatArray, w_neg: FloatArray, threshold: float | None,
+    w_pos: FloatArray, w_neg: FloatArray, threshold: float | None, full: bool = True,
 ) -> dict[str, FloatArray]:
-    """Every metric of a chunk of weightings (rows), reduced at once to one value per row."""
-    out = {"auc": roc.auc(), "average_precision": roc.average_precision(),
-           "max_advantage": roc.max_advantage()}
+    """Every metric of a chunk of weightings (rows), reduced at once to one value per row.
+
+    With ``full=False`` only the AUC and the TPR points (what a slice reports).
+    """
+    out = {"auc": roc.auc()}
+    if full:
+        out.update(average_precision=roc.average_precision(),
+                   max_advantage=roc.max_advantage())
     for f in targets:
         out[f"tpr@{f!r}"] = roc.tpr_at(f)
     if threshold is not None:
@@ -665,9 +765,11 @@ def _f1(p: float, r: float) -> float:
 
 def _analytic_intervals(
     roc: RocCounts, s_pos: FloatArray, s_neg: FloatArray, targets: list[float],
-    counts_at: tuple[float, float] | None, confidence: float,
+    counts_at: tuple[float, float] | None, confidence: float, full: bool = True,
 ) -> dict[str, tuple[float, float, str]]:
     """Closed-form ``(lo, hi, method)`` of every metric (see :mod:`.intervals`).
+
+    With ``full=False`` only the AUC and the TPR points.
 
     Args:
         roc: ROC counts of the data itself (one row).
@@ -687,6 +789,29 @@ def _analytic_intervals(
         out["auc"] = (*ci.delong_auc(s_pos, s_neg, a, confidence), ci.DELONG)
     else:  # complete separation: DeLong's variance is 0, the score interval is not
         out["auc"] = (*ci.newcombe_auc(a, int(n_pos), int(n_neg), confidence), ci.NEWCOMBE_AUC)
+    if full:
+        _analytic_full(out, roc, counts_at, confidence)
+    level = ci.box_level(confidence)
+    for f in targets:
+        # the threshold of FPR f is itself estimated from the negatives: bracket it by two
+        # empirical thresholds, then bound the TPR at each over the positives (a box, each
+        # side at sqrt(confidence)). A randomised operating point has a fractional expected
+        # count k: floor(k)'s lower and ceil(k)'s upper bound hold both real thresholds.
+        f_lo, f_hi = ci.threshold_fpr_range(f, n_neg, level)
+        k_lo = math.floor(float(roc.tpr_at(float(f_lo))[0]) * n_pos + 1e-9)
+        k_hi = math.ceil(float(roc.tpr_at(float(f_hi))[0]) * n_pos - 1e-9)
+        out[f"tpr@{f!r}"] = (ci.clopper_pearson_rate(k_lo, n_pos, level)[0],
+                             ci.clopper_pearson_rate(k_hi, n_pos, level)[1],
+                             ci.CLOPPER_PEARSON_BOX)
+    return out
+
+
+def _analytic_full(
+    out: dict[str, tuple[float, float, str]], roc: RocCounts,
+    counts_at: tuple[float, float] | None, confidence: float,
+) -> None:
+    """The analytic intervals of the AP, the advantage and the fixed-threshold rates."""
+    n_pos, n_neg = float(roc.n_pos[0]), float(roc.n_neg[0])
     ap = float(roc.average_precision()[0])
     out["average_precision"] = (
         (*ci.logit_ap(ap, int(n_pos), confidence), ci.LOGIT_AP) if 0.0 < ap < 1.0 else
@@ -694,15 +819,6 @@ def _analytic_intervals(
     best = int(np.argmax(roc.tp[0] / n_pos - roc.fp[0] / n_neg))
     lo, hi = ci.newcombe_difference(roc.tp[0, best], n_pos, roc.fp[0, best], n_neg, confidence)
     out["max_advantage"] = (max(0.0, lo), hi, ci.NEWCOMBE_DIFF)
-    for f in targets:
-        # a randomised operating point has a fractional expected count k: the interval runs
-        # from the lower bound of floor(k) to the upper bound of ceil(k), so it holds both
-        # real thresholds it interpolates between and is never narrower than either's
-        k = float(roc.tpr_at(f)[0]) * n_pos
-        k_lo, k_hi = math.floor(k + 1e-9), math.ceil(k - 1e-9)
-        out[f"tpr@{f!r}"] = (ci.clopper_pearson_rate(k_lo, n_pos, confidence)[0],
-                             ci.clopper_pearson_rate(k_hi, n_pos, confidence)[1],
-                             ci.CLOPPER_PEARSON)
     if counts_at is not None:
         tp, fp = counts_at
         cp = ci.CLOPPER_PEARSON
@@ -718,7 +834,6 @@ def _analytic_intervals(
         p_lo, p_hi = out["at:precision"][:2]
         r_lo, r_hi = out["at:recall"][:2]
         out["at:f1"] = (_f1(p_lo, r_lo), _f1(p_hi, r_hi), ci.MONOTONE_F1)
-    return out
 
 
 def _at_boundary(key: str, value: float) -> bool:
@@ -748,6 +863,7 @@ def binary_metrics(
     confidence: float = 0.95,
     seed: int,
     analytic_above: int | None = ANALYTIC_ABOVE,
+    intervals: str | None = None,
 ) -> BinaryMetrics:
     """Compute every binary attack metric with confidence intervals.
 
@@ -760,8 +876,9 @@ def binary_metrics(
       analytic interval of :mod:`graphleaks.metrics.intervals`, since every replicate of it
       is then at that end too and the percentile interval collapses to a point; an AUC
       *near* an end (see :func:`auc_near_boundary`) gets Newcombe's score interval too;
-    * above ``analytic_above`` candidates every interval is analytic (DeLong for the AUC,
-      Clopper-Pearson for rates, Newcombe for differences, logit for the AP) and no replicate
+    * above ``analytic_above`` candidates (or with ``intervals="analytic"``) every interval
+      is analytic (DeLong for the AUC, Clopper-Pearson for rates, Newcombe for differences,
+      logit for the AP; Newcombe's score interval for an AUC near 0 or 1) and no replicate
       is drawn.
 
     Args:
@@ -775,6 +892,11 @@ def binary_metrics(
         seed: Seed of the bootstrap; the same seed gives the same intervals.
         analytic_above: Candidate count above which the intervals are analytic (default:
             200,000); None always bootstraps.
+        intervals: None (default) bootstraps up to ``analytic_above`` candidates;
+            ``"analytic"`` or ``"bootstrap"`` forces the method (an audit chooses it once
+            per attack with :func:`choose_intervals`, for the attack and its slices);
+            ``"auto"`` applies :func:`choose_intervals` here. The boundary rules above hold
+            in every case.
 
     Returns:
         The :class:`BinaryMetrics`.
@@ -791,18 +913,190 @@ def binary_metrics(
     check_bootstrap_args(n_bootstrap, confidence, "binary_metrics")
     targets = [_check_fpr(f, "binary_metrics") for f in fpr_points]
     s, y = check_binary(scores, labels, "binary_metrics")
+    use_analytic = _use_analytic(s, y, intervals, analytic_above, "binary_metrics")
+    t = None if threshold is None else float(threshold)
+    est, _ = _estimates(s, y, targets, t, n_bootstrap=n_bootstrap, confidence=float(confidence),
+                        seed=seed, use_analytic=use_analytic, full=True)
+    return _assemble(est, y, targets, t, n_bootstrap, float(confidence), seed, use_analytic)
+
+
+def _assemble(
+    est: Mapping[str, Estimate], y: npt.NDArray[np.bool_], targets: list[float],
+    t: float | None, n_bootstrap: int, confidence: float, seed: int, use_analytic: bool,
+) -> BinaryMetrics:
+    at_threshold = None
+    if t is not None:
+        rates = ("accuracy", "balanced_accuracy", "precision", "recall", "fpr", "f1",
+                 "advantage")
+        at_threshold = ThresholdEstimates(t, **{k: est[f"at:{k}"] for k in rates})
+    n_pos = int(y.sum())
+    return BinaryMetrics(
+        auc=est["auc"],
+        average_precision=est["average_precision"],
+        max_advantage=est["max_advantage"],
+        tpr_at_fpr={f: est[f"tpr@{f!r}"] for f in targets},
+        at_threshold=at_threshold,
+        n_pos=n_pos,
+        n_neg=int(y.size - n_pos),
+        n_bootstrap=0 if use_analytic else n_bootstrap,
+        confidence=confidence,
+        seed=seed,
+        interval="analytic" if use_analytic else ci.BOOTSTRAP,
+    )
+
+
+@dataclass(frozen=True)
+class BinaryEvaluation:
+    """One attack's binary metrics, ROC curve and oracle accuracy, from one ROC computation.
+
+    Attributes:
+        metrics: The :class:`BinaryMetrics`, intervals of the method in ``intervals``.
+        roc: The compact ROC curve of :func:`roc_points`.
+        oracle_balanced_accuracy: ``(accuracy, threshold)`` of
+            :func:`best_balanced_accuracy`.
+        intervals: The interval method chosen on the whole candidate set; the attack's
+            slices follow it (:func:`graphleaks.metrics.slices.slice_metrics`).
+    """
+
+    metrics: BinaryMetrics
+    roc: dict[str, list[float]]
+    oracle_balanced_accuracy: tuple[float, float]
+    intervals: IntervalChoice
+
+
+def evaluate_binary(
+    scores: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    *,
+    threshold: float | None = None,
+    fpr_points: Sequence[float] = (1e-3, 1e-2, 1e-1),
+    n_bootstrap: int = 1000,
+    confidence: float = 0.95,
+    seed: int,
+    analytic_above: int | None = ANALYTIC_ABOVE,
+    max_roc_points: int = 200,
+) -> BinaryEvaluation:
+    """Everything an audit reports of one binary attack, computed once.
+
+    The interval method is chosen once on the whole candidate set
+    (:func:`choose_intervals`); the data is sorted once, and the ROC curve and the oracle
+    accuracy are read from the same counts as the metrics. The values equal those of
+    :func:`binary_metrics` (with that method), :func:`roc_points` and
+    :func:`best_balanced_accuracy`.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        threshold: Optional fixed decision threshold (see :func:`binary_metrics`).
+        fpr_points: FPR targets for ``tpr_at_fpr``.
+        n_bootstrap: Bootstrap replicates, when the bootstrap is chosen.
+        confidence: Two-sided confidence level.
+        seed: Seed of the bootstrap.
+        analytic_above: See :func:`choose_intervals`.
+        max_roc_points: See :func:`roc_points`.
+
+    Returns:
+        The :class:`BinaryEvaluation`.
+
+    Raises:
+        InvalidConfigError: If an FPR point, ``n_bootstrap`` or ``confidence`` is out of range.
+        DataError: If the inputs are malformed or only one class is present.
+
+    Example:
+        >>> e = evaluate_binary([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], n_bootstrap=20, seed=0)
+        >>> e.metrics.auc.value, e.roc["tpr"], e.oracle_balanced_accuracy, e.intervals.method
+        (0.75, [0.5, 1.0, 1.0], (0.75, 0.9), 'bootstrap')
+    """
+    check_bootstrap_args(n_bootstrap, confidence, "evaluate_binary")
+    targets = [_check_fpr(f, "evaluate_binary") for f in fpr_points]
+    s, y = check_binary(scores, labels, "evaluate_binary")
+    choice = choose_intervals(s, y, analytic_above=analytic_above)
+    use_analytic = choice.method == ANALYTIC
+    t = None if threshold is None else float(threshold)
+    est, roc0 = _estimates(s, y, targets, t, n_bootstrap=n_bootstrap,
+                           confidence=float(confidence), seed=seed, use_analytic=use_analytic,
+                           full=True)
+    metrics = _assemble(est, y, targets, t, n_bootstrap, float(confidence), seed, use_analytic)
+    n_neg = max(1, int(roc0.n_neg[0]))
+    roc = _compact_roc(roc0.fpr[0], roc0.tpr[0], n_neg, max_roc_points)
+    return BinaryEvaluation(metrics, roc, _best_balanced(roc0), choice)
+
+
+def auc_tpr_estimates(
+    scores: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    *,
+    fpr_points: Sequence[float],
+    n_bootstrap: int,
+    confidence: float = 0.95,
+    seed: int,
+    intervals: str,
+) -> tuple[Estimate, dict[float, Estimate]]:
+    """The AUC and TPR@FPR of :func:`binary_metrics`, and nothing else (what a slice shows).
+
+    The same numbers as ``binary_metrics(..., intervals=intervals)``'s ``auc`` and
+    ``tpr_at_fpr``: the same replicates for the same seed, reduced to these metrics only.
+
+    Args:
+        scores: 1-D scores, higher = more likely positive.
+        labels: 1-D 0/1 labels.
+        fpr_points: FPR targets.
+        n_bootstrap: Bootstrap replicates (unused for analytic intervals).
+        confidence: Two-sided confidence level.
+        seed: Seed of the bootstrap.
+        intervals: ``"analytic"`` or ``"bootstrap"`` (see :func:`binary_metrics`).
+
+    Returns:
+        ``(auc, {fpr: tpr})`` estimates.
+
+    Example:
+        >>> a, t = auc_tpr_estimates([0.9, 0.8, 0.7, 0.6], [1, 0, 1, 0], fpr_points=(0.1,),
+        ...                          n_bootstrap=20, seed=0, intervals="bootstrap")
+        >>> a.value, t[0.1].value
+        (0.75, 0.5)
+    """
+    check_bootstrap_args(n_bootstrap, confidence, "auc_tpr_estimates")
+    targets = [_check_fpr(f, "auc_tpr_estimates") for f in fpr_points]
+    s, y = check_binary(scores, labels, "auc_tpr_estimates")
+    use_analytic = _use_analytic(s, y, intervals, None, "auc_tpr_estimates")
+    est, _ = _estimates(s, y, targets, None, n_bootstrap=n_bootstrap,
+                        confidence=float(confidence), seed=seed, use_analytic=use_analytic,
+                        full=False)
+    return est["auc"], {f: est[f"tpr@{f!r}"] for f in targets}
+
+
+def _use_analytic(
+    s: FloatArray, y: npt.NDArray[np.bool_], intervals: str | None,
+    analytic_above: int | None, owner: str,
+) -> bool:
+    if intervals is None:
+        return analytic_above is not None and y.size > analytic_above
+    if intervals == "auto":
+        return choose_intervals(s, y, analytic_above=analytic_above).method == ANALYTIC
+    if intervals not in (ANALYTIC, BOOTSTRAP):
+        raise InvalidConfigError(
+            f"The 'intervals' parameter of {owner} must be one of 'analytic', 'bootstrap', "
+            f"'auto' or None. Got {intervals!r} instead.")
+    return intervals == ANALYTIC
+
+
+def _estimates(
+    s: FloatArray, y: npt.NDArray[np.bool_], targets: list[float], t: float | None, *,
+    n_bootstrap: int, confidence: float, seed: int, use_analytic: bool, full: bool,
+) -> tuple[dict[str, Estimate], RocCounts]:
+    """Every estimate, by key (``auc``, ``tpr@0.01``, ``at:recall``...), and the data's ROC
+    counts they were read from (for the ROC curve and oracle accuracy, without a new sort)."""
     n_pos = int(y.sum())
     n_neg = int(y.size - n_pos)
     s_pos, s_neg = s[y], s[~y]
-    t = None if threshold is None else float(threshold)
     roc0 = RocCounts.build(s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)))
     point = {k: float(v[0]) for k, v in _reduce_chunk(
-        roc0, targets, s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)), t).items()}
+        roc0, targets, s_pos, s_neg, np.ones((1, n_pos)), np.ones((1, n_neg)), t,
+        full).items()}
     counts_at = None
     if t is not None:
         counts_at = (float(np.sum(s_pos >= t)), float(np.sum(s_neg >= t)))
-    analytic = _analytic_intervals(roc0, s_pos, s_neg, targets, counts_at, float(confidence))
-    use_analytic = analytic_above is not None and y.size > analytic_above
+    analytic = _analytic_intervals(roc0, s_pos, s_neg, targets, counts_at, confidence, full)
 
     replicates: dict[str, list[FloatArray]] = {k: [] for k in point}
     if not use_analytic:
@@ -810,13 +1104,14 @@ def binary_metrics(
                                                 stratified=True):
             wp, wn = w_pos.astype(np.float64), w_neg.astype(np.float64)
             roc = RocCounts.build(s_pos, s_neg, wp, wn)
-            for k, v in _reduce_chunk(roc, targets, s_pos, s_neg, wp, wn, t).items():
+            for k, v in _reduce_chunk(roc, targets, s_pos, s_neg, wp, wn, t, full).items():
                 replicates[k].append(v)
 
     def est(key: str) -> Estimate:
         value = point[key]
-        if key == "auc" and not use_analytic and auc_near_boundary(value,
-                                                                  *analytic["auc:score"][:2]):
+        # near 0 or 1 the AUC gets the score interval whatever the method: the percentile
+        # bootstrap piles up against the boundary and DeLong's Wald interval shrinks there
+        if key == "auc" and auc_near_boundary(value, *analytic["auc:score"][:2]):
             lo, hi, method = analytic["auc:score"]
             return Estimate(value, float(lo), float(hi), method)
         if use_analytic or _at_boundary(key, value):
@@ -825,21 +1120,4 @@ def binary_metrics(
         lo, hi = percentile_interval(np.concatenate(replicates[key]), confidence)
         return Estimate.covering(value, lo, hi)
 
-    at_threshold = None
-    if t is not None:
-        rates = ("accuracy", "balanced_accuracy", "precision", "recall", "fpr", "f1",
-                 "advantage")
-        at_threshold = ThresholdEstimates(t, **{k: est(f"at:{k}") for k in rates})
-    return BinaryMetrics(
-        auc=est("auc"),
-        average_precision=est("average_precision"),
-        max_advantage=est("max_advantage"),
-        tpr_at_fpr={f: est(f"tpr@{f!r}") for f in targets},
-        at_threshold=at_threshold,
-        n_pos=n_pos,
-        n_neg=n_neg,
-        n_bootstrap=0 if use_analytic else n_bootstrap,
-        confidence=float(confidence),
-        seed=seed,
-        interval="analytic" if use_analytic else ci.BOOTSTRAP,
-    )
+    return {k: est(k) for k in point}, roc0

@@ -28,14 +28,20 @@ import numpy.typing as npt
 __all__ = [
     "BOOTSTRAP",
     "CLOPPER_PEARSON",
+    "CLOPPER_PEARSON_BOX",
     "DELONG",
     "LOGIT_AP",
     "NEWCOMBE_AUC",
     "NEWCOMBE_DIFF",
+    "box_level",
     "clopper_pearson_rate",
+    "threshold_fpr_range",
     "delong_auc",
+    "delong_auc_many",
+    "delong_variance",
     "logit_ap",
     "newcombe_auc",
+    "newcombe_auc_many",
     "newcombe_difference",
     "wilson",
 ]
@@ -50,6 +56,7 @@ LOGIT_AP = "logit-boyd2013"
 NEWCOMBE_AUC = "newcombe-score-auc"
 NEWCOMBE_DIFF = "newcombe-hybrid-score"
 MONOTONE_F1 = "f1-of-clopper-pearson-bounds"
+CLOPPER_PEARSON_BOX = "clopper-pearson-box"
 
 
 def _z(confidence: float) -> float:
@@ -87,6 +94,51 @@ def clopper_pearson_rate(k: float, n: float, confidence: float) -> tuple[float, 
         return 0.0, 1.0
     k_int = min(max(int(round(k)), 0), n_int)
     return clopper_pearson(k_int, n_int, confidence)
+
+
+def box_level(confidence: float) -> float:
+    """Level of each side of a box interval: two independent sides at ``sqrt(confidence)``
+    hold jointly with probability ``confidence``."""
+    return math.sqrt(confidence)
+
+
+def threshold_fpr_range(
+    fpr: float, n_neg: npt.ArrayLike, level: float
+) -> tuple[FloatArray, FloatArray]:
+    """FPRs of two empirical thresholds that bracket the true ``fpr`` threshold.
+
+    The TPR at a target FPR is read at a threshold set by the negatives, so its interval
+    must hold the threshold's own uncertainty, not only the positives' binomial noise (at
+    1 % FPR of 542 negatives the threshold is the 5th or 6th highest negative score). The
+    number ``K`` of negatives at or above the true threshold is Binomial(``n_neg``,
+    ``fpr``); with probability at least ``level`` it lies in ``[k_lo, k_hi]`` (its
+    quantiles), and then the empirical threshold at FPR ``k_lo / n_neg`` is at or above the
+    true one and the one at ``(k_hi + 1) / n_neg`` below it. The TPRs at those two
+    thresholds (Clopper-Pearson over the positives at the same level, independent of the
+    negatives) bound the TPR at the true threshold: the Clopper-Pearson box of a ROC point
+    (Pepe 2003, *The Statistical Evaluation of Medical Tests*, rectangular regions with
+    each side at ``sqrt(confidence)``), read vertically at a fixed FPR.
+
+    Args:
+        fpr: Target false-positive rate in [0, 1].
+        n_neg: Negatives (one count, or one per set).
+        level: Two-sided level of the bracket (:func:`box_level` of the confidence).
+
+    Returns:
+        ``(fpr_lo, fpr_hi)``, in [0, 1].
+
+    Example:
+        >>> lo, hi = threshold_fpr_range(0.01, 542, box_level(0.95))
+        >>> float(lo[()]) * 542, round(float(hi[()]) * 542)
+        (1.0, 12)
+    """
+    from scipy.stats import binom
+
+    m = np.asarray(n_neg, dtype=np.float64)
+    k_lo = binom.ppf((1.0 - level) / 2.0, m, fpr)
+    k_hi = binom.ppf((1.0 + level) / 2.0, m, fpr)
+    return (np.asarray(np.clip(k_lo / m, 0.0, 1.0), dtype=np.float64),
+            np.asarray(np.clip((k_hi + 1.0) / m, 0.0, 1.0), dtype=np.float64))
 
 
 def wilson(k: float, n: float, confidence: float) -> tuple[float, float]:
@@ -177,6 +229,81 @@ def newcombe_auc(value: float, n_pos: int, n_neg: int, confidence: float) -> tup
     return _clip(lo, hi)
 
 
+def newcombe_auc_many(
+    values: npt.ArrayLike, n_pos: npt.ArrayLike, n_neg: npt.ArrayLike, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`newcombe_auc` of many AUCs at once (e.g. one per slice): the same numbers.
+
+    The bisection runs on arrays, the same 60 halvings in the same order as the scalar
+    version, so each pair ``(lo[i], hi[i])`` equals ``newcombe_auc(values[i], ...)``.
+
+    Example:
+        >>> lo, hi = newcombe_auc_many([1.0, 0.8], [28, 50], [124722, 50], 0.95)
+        >>> (float(lo[0]), float(hi[0])) == newcombe_auc(1.0, 28, 124722, 0.95)
+        True
+    """
+    v = np.asarray(values, dtype=np.float64)
+    npos = np.asarray(n_pos, dtype=np.float64)
+    nneg = np.asarray(n_neg, dtype=np.float64)
+    z2 = _z(confidence) ** 2
+    n_star = (npos + nneg) / 2.0
+
+    def f(theta: FloatArray) -> FloatArray:
+        bracket = 1.0 + (n_star - 1.0) * (1.0 - theta) / (2.0 - theta) \
+            + (n_star - 1.0) * theta / (1.0 + theta)
+        var = theta * (1.0 - theta) * bracket / (npos * nneg)
+        return np.asarray((v - theta) ** 2 - z2 * var, dtype=np.float64)
+
+    def root(a: FloatArray, b: FloatArray) -> FloatArray:
+        for _ in range(60):
+            m = 0.5 * (a + b)
+            right = f(m) > 0.0
+            a, b = np.where(right, m, a), np.where(right, b, m)
+        return np.asarray(0.5 * (a + b), dtype=np.float64)
+
+    zeros, ones = np.zeros_like(v), np.ones_like(v)
+    lo = np.where((v <= 0.0) | (f(zeros) <= 0.0), 0.0, root(zeros, v))
+    hi = np.where((v >= 1.0) | (f(ones) <= 0.0), 1.0, root(ones, v))
+    return np.maximum(lo, 0.0), np.minimum(hi, 1.0)
+
+
+def delong_auc_many(
+    values: npt.ArrayLike, variances: npt.ArrayLike, confidence: float
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`delong_auc` of many AUCs from their :func:`delong_variance`: the same numbers.
+
+    Example:
+        >>> import numpy as np
+        >>> pos, neg = np.array([0.9, 0.8, 0.4]), np.array([0.7, 0.3, 0.2])
+        >>> lo, hi = delong_auc_many([8 / 9], [delong_variance(pos, neg)], 0.95)
+        >>> (float(lo[0]), float(hi[0])) == delong_auc(pos, neg, 8 / 9, 0.95)
+        True
+    """
+    v = np.asarray(values, dtype=np.float64)
+    half = _z(confidence) * np.sqrt(np.maximum(np.asarray(variances, dtype=np.float64), 0.0))
+    return np.maximum(v - half, 0.0), np.minimum(v + half, 1.0)
+
+
+def delong_variance(pos_scores: FloatArray, neg_scores: FloatArray) -> float:
+    """DeLong's variance of the AUC from the structural components (``O(n log n)``)."""
+    neg_sorted = np.sort(neg_scores)
+    pos_sorted = np.sort(pos_scores)
+    # V10: for each positive, the share of negatives below it (ties half); V01 likewise.
+    below = np.searchsorted(neg_sorted, pos_scores, side="left")
+    tied = np.searchsorted(neg_sorted, pos_scores, side="right") - below
+    v10 = (below + 0.5 * tied) / neg_sorted.size
+    above = pos_sorted.size - np.searchsorted(pos_sorted, neg_scores, side="right")
+    tied_n = np.searchsorted(pos_sorted, neg_scores, side="right") \
+        - np.searchsorted(pos_sorted, neg_scores, side="left")
+    v01 = (above + 0.5 * tied_n) / pos_sorted.size
+    var = 0.0
+    if v10.size > 1:
+        var += float(np.var(v10, ddof=1)) / v10.size
+    if v01.size > 1:
+        var += float(np.var(v01, ddof=1)) / v01.size
+    return var
+
+
 def delong_auc(
     pos_scores: FloatArray, neg_scores: FloatArray, value: float, confidence: float
 ) -> tuple[float, float]:
@@ -202,21 +329,7 @@ def delong_auc(
         >>> round(lo, 3), hi
         (0.581, 1.0)
     """
-    neg_sorted = np.sort(neg_scores)
-    pos_sorted = np.sort(pos_scores)
-    # V10: for each positive, the share of negatives below it (ties half); V01 likewise.
-    below = np.searchsorted(neg_sorted, pos_scores, side="left")
-    tied = np.searchsorted(neg_sorted, pos_scores, side="right") - below
-    v10 = (below + 0.5 * tied) / neg_sorted.size
-    above = pos_sorted.size - np.searchsorted(pos_sorted, neg_scores, side="right")
-    tied_n = np.searchsorted(pos_sorted, neg_scores, side="right") \
-        - np.searchsorted(pos_sorted, neg_scores, side="left")
-    v01 = (above + 0.5 * tied_n) / pos_sorted.size
-    var = 0.0
-    if v10.size > 1:
-        var += float(np.var(v10, ddof=1)) / v10.size
-    if v01.size > 1:
-        var += float(np.var(v01, ddof=1)) / v01.size
+    var = delong_variance(pos_scores, neg_scores)
     half = _z(confidence) * math.sqrt(max(var, 0.0))
     return _clip(value - half, value + half)
 

@@ -62,10 +62,20 @@ def load_pt2(path: str | Path) -> nn.Module:
     deserializer then sees only the sanitised program and those tensors (see that module
     for what is accepted and refused).
 
+    A program exported with static shapes (no ``dynamic_shapes``) answers only graphs of
+    the size it was traced with; the module then carries that size
+    (:func:`graphleaks.models.protocol.fixed_shape`), so an audit can run only the attacks
+    that query that graph and say how to re-export for the others.
+
+    The module runs every operator inline: its submodules never run, so forward hooks
+    (embedding layers) cannot read them, and the module stacks ``torch.export.unflatten``
+    would need are dropped by the safety check.
+
     Raises:
         DataError: For a file that is not a ``.pt2`` archive or lies outside the subset,
             or that torch then fails to deserialize.
     """
+    from graphleaks.models.protocol import FIXED_SHAPE_ATTR
     from graphleaks.models.pt2_safety import read_safe_pt2
 
     p = Path(path)
@@ -86,11 +96,34 @@ def load_pt2(path: str | Path) -> nn.Module:
         # example_inputs None: the pickled sample inputs are never read
         ep = ExportedProgramDeserializer(None).deserialize(
             program, safe.weights, safe.constants, None)  # type: ignore[arg-type]
-        return ep.module()
+        shape = _pt2_input_shape(ep)
+        module: nn.Module = ep.module()
     except Exception as exc:  # torch's own checks of a program inside the subset
         # the exception text may quote the file's names: name only its type
         raise DataError(f".pt2 file {p} could not be deserialized by torch "
                         f"({type(exc).__name__}); {fix}") from exc
+    if shape is not None:
+        object.__setattr__(module, FIXED_SHAPE_ATTR, shape)
+    return module
+
+
+def _static(size: Any) -> int | None:
+    """A dimension's size if it is a concrete integer (static), None if symbolic."""
+    return int(size) if isinstance(size, int) else None
+
+
+def _pt2_input_shape(ep: Any) -> tuple[int | None, int | None] | None:
+    """``(nodes, edges)`` the program's two user inputs were fixed to, or None if dynamic."""
+    user = list(ep.graph_signature.user_inputs)
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    inputs = [vals.get(name) for name in user]
+    if len(inputs) < 2 or not all(isinstance(v, torch.Tensor) for v in inputs[:2]):
+        return None
+    x, ei = inputs[0], inputs[1]
+    assert isinstance(x, torch.Tensor) and isinstance(ei, torch.Tensor)
+    nodes = _static(x.shape[0]) if x.dim() >= 1 else None
+    edges = _static(ei.shape[1]) if ei.dim() >= 2 else None
+    return None if nodes is None and edges is None else (nodes, edges)
 
 
 class OnnxModel:
@@ -104,10 +137,24 @@ class OnnxModel:
     def __init__(self, session: Any, path: Path) -> None:
         self._session = session
         self._path = path
-        self._inputs = [i.name for i in session.get_inputs()]
+        inputs = session.get_inputs()
+        self._inputs = [i.name for i in inputs]
         if len(self._inputs) != 2:
             raise DataError(f"ONNX model {path} takes {len(self._inputs)} inputs; it must take "
                             "two: node features [N, F] (float) and edge_index [2, E] (int64)")
+        # a concrete dimension (an int, not a name) was fixed at export: only that size runs
+        x_shape, ei_shape = list(inputs[0].shape or []), list(inputs[1].shape or [])
+        nodes = x_shape[0] if x_shape and isinstance(x_shape[0], int) else None
+        edges = ei_shape[1] if len(ei_shape) > 1 and isinstance(ei_shape[1], int) else None
+        if nodes is not None or edges is not None:
+            from graphleaks.models.protocol import (
+                FIXED_SHAPE_ATTR,
+                REEXPORT_ATTR,
+                REEXPORT_ONNX_CALL,
+            )
+
+            setattr(self, FIXED_SHAPE_ATTR, (nodes, edges))
+            setattr(self, REEXPORT_ATTR, REEXPORT_ONNX_CALL)
 
     def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         """Outputs for every node."""
@@ -184,6 +231,10 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     except DataError:
         raise
     except Exception as exc:  # the unpickler's refusal or a corrupt file
+        if _pickled_module(p):
+            raise DataError(f"{p} is a pickled module (torch.save(model)), which graphleaks "
+                            "never unpickles; save model.state_dict() (with --model-class) or "
+                            "a torch.export program (.pt2)") from exc
         raise DataError(f"state_dict file {p} could not be loaded safely ({_kind(exc)}: not "
                         "plain tensors, or corrupt); save model.state_dict() with torch.save or "
                         "safetensors") from exc
@@ -195,6 +246,34 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         raise DataError(f"state_dict file {p} does not hold a name -> tensor mapping; save "
                         "model.state_dict()")
     return state
+
+
+#: Largest pickle stream scanned for the marks of a pickled module (its tensors are stored
+#: apart, so a whole model's pickle is small).
+MAX_PICKLE_SCAN_BYTES = 16 * 1024 * 1024
+
+
+def _pickled_module(path: Path) -> bool:
+    """Whether a ``torch.save`` archive pickles a whole ``nn.Module`` rather than tensors.
+
+    The pickle's opcodes are listed with :func:`pickletools.genops`, which parses and never
+    executes: a pickled module carries the ``_modules`` and ``_parameters`` attribute names
+    of ``nn.Module.__dict__``, a state_dict never does.
+    """
+    import pickletools
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            entry = next((i for i in zf.infolist() if i.filename.endswith("/data.pkl")
+                          or i.filename == "data.pkl"), None)
+            if entry is None or entry.file_size > MAX_PICKLE_SCAN_BYTES:
+                return False
+            data = zf.read(entry)
+        marks = {arg for _op, arg, _pos in pickletools.genops(data)
+                 if isinstance(arg, str) and arg in ("_modules", "_parameters")}
+    except Exception:  # not an archive, or a pickle that does not parse: no verdict
+        return False
+    return marks == {"_modules", "_parameters"}
 
 
 def build_model_factory(model_class: str, model_kwargs: str | None) -> Callable[[], nn.Module]:
@@ -271,8 +350,12 @@ LoadedModel = tuple[Any, Callable[[], nn.Module] | None]
 def _state_dict_entry(path: Path, *, model_class: str | None = None,
                       model_kwargs: str | None = None) -> LoadedModel:
     if model_class is None:
-        raise InvalidConfigError(f"--model {path} is a state_dict; name its class with "
-                                 "--model-class package.module:Class")
+        if _pickled_module(path):  # only a torch.save archive can be one
+            raise DataError(f"--model {path} is a pickled module (torch.save(model)), which "
+                            "graphleaks never unpickles; save model.state_dict() (with "
+                            "--model-class) or a torch.export program (.pt2)")
+        raise InvalidConfigError(f"--model {path} holds weights only (a state_dict); name its "
+                                 "class with --model-class package.module:Class")
     return load_state_dict_model(path, model_class, model_kwargs)
 
 

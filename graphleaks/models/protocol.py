@@ -74,15 +74,91 @@ class ModelInterface:
         iface.check()
         if iface.embedding_layers:
             if not isinstance(model, nn.Module):
-                raise InvalidConfigError("embedding_layers need a torch.nn.Module (they are read "
-                                         "with forward hooks); drop embedding_layers")
+                raise InvalidConfigError(
+                    f"embedding layers are read with forward hooks on a torch.nn.Module; this "
+                    f"model ({type(model).__name__}) exposes its outputs only (an ONNX graph "
+                    f"has no submodules to hook): {HOOKABLE_FORMATS}")
             names = dict(model.named_modules())
             missing = [n for n in iface.embedding_layers if n not in names]
             if missing:
                 raise InvalidConfigError(
                     f"the model has no submodule {missing[0]!r}; name embedding layers as in "
                     f"model.named_modules(), e.g. {', '.join(list(names)[1:4]) or 'none'}")
+            if isinstance(model, torch.fx.GraphModule):
+                # an exported program's module runs its operators inline: a hook never fires
+                called = {str(n.target) for n in model.graph.nodes if n.op == "call_module"}
+                inline = [n for n in iface.embedding_layers if n not in called]
+                if inline:
+                    raise InvalidConfigError(
+                        f"embedding layer {inline[0]!r} never runs as a submodule of this "
+                        "model: a torch.export program (.pt2) runs its operators inline, so "
+                        f"forward hooks cannot read it; {HOOKABLE_FORMATS}")
         return iface
+
+
+#: The attribute a loaded model carries when its input sizes were fixed at export time.
+FIXED_SHAPE_ATTR = "graphleaks_fixed_shape"
+
+#: The call that re-exports a model for graphs of any size (as
+#: :func:`graphleaks.models.foreign.export_pt2` does).
+REEXPORT_CALL = ("torch.export.export(model, (x, edge_index), dynamic_shapes=({0: "
+                 "torch.export.Dim('nodes', min=2)}, {1: torch.export.Dim('edges', min=2)}))")
+#: The same for an ONNX file (the dynamo exporter takes the same ``dynamic_shapes``).
+REEXPORT_ONNX_CALL = ("torch.onnx.export(model, (x, edge_index), 'model.onnx', dynamo=True, "
+                      "dynamic_shapes=({0: torch.export.Dim('nodes', min=2)}, {1: "
+                      "torch.export.Dim('edges', min=2)}))")
+#: The attribute naming a loaded model's re-export call, when it is not ``REEXPORT_CALL``.
+REEXPORT_ATTR = "graphleaks_reexport_call"
+
+
+def reexport_call(model: Any) -> str:
+    """The call that re-exports ``model`` with dynamic node and edge counts."""
+    call = getattr(model, REEXPORT_ATTR, None)
+    return call if isinstance(call, str) else REEXPORT_CALL
+
+#: Where embedding layers can be read (forward hooks on submodules that run).
+HOOKABLE_FORMATS = ("audit it as a state_dict with --model-class (or in Python with "
+                    "audit_model(..., embedding_layers=...)), where its submodules run")
+
+#: What graphleaks says of a model whose output is not one row per node.
+NOT_NODE_LEVEL = ("graphleaks audits node classifiers only today (link prediction and graph "
+                  "classification are planned)")
+
+
+def fixed_shape(model: Any) -> tuple[int | None, int | None] | None:
+    """The node and edge counts a loaded model was exported for, or None if it takes any.
+
+    A ``torch.export`` program exported without ``dynamic_shapes`` (or an ONNX graph
+    without dynamic axes) accepts only the graph size it was traced with: ``(nodes, edges)``,
+    each None where that size is dynamic.
+    """
+    shape = getattr(model, FIXED_SHAPE_ATTR, None)
+    if not isinstance(shape, tuple) or len(shape) != 2 or shape == (None, None):
+        return None
+    return shape
+
+
+def check_query_shape(model: Any, num_nodes: int, num_edges: int) -> None:
+    """Refuse a query on a graph of another size than a static-shape model was exported for.
+
+    Raises:
+        CapabilityError: Naming both sizes and the call that re-exports the model with
+            dynamic shapes.
+    """
+    shape = fixed_shape(model)
+    if shape is None:
+        return
+    nodes, edges = shape
+    if (nodes is None or nodes == num_nodes) and (edges is None or edges == num_edges):
+        return
+    raise CapabilityError(
+        f"the model was exported with static shapes ({_size(nodes)} nodes, {_size(edges)} "
+        f"edges) and this query has {num_nodes} nodes and {num_edges} edges; re-export it "
+        f"with dynamic shapes: {reexport_call(model)}")
+
+
+def _size(n: int | None) -> str:
+    return "any number of" if n is None else str(n)
 
 
 def as_logits(out: torch.Tensor, output: str) -> torch.Tensor:
@@ -133,6 +209,12 @@ def forward_layers(
                 f"embedding layer {name!r} gave no [num_nodes, d] tensor in the forward pass; "
                 "name a submodule that outputs node embeddings")
         layers.append(emb)
+    if isinstance(out, torch.Tensor) and out.dim() in (1, 2) and out.shape[0] != n:
+        # one row per node pair (a link scorer) or per graph (a graph classifier)
+        raise InvalidConfigError(
+            f"the model returned {tuple(out.shape)} for {n} nodes: one row per pair or per "
+            f"graph, not per node; it looks like a link-prediction or graph-classification "
+            f"model; {NOT_NODE_LEVEL}")
     if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[0] != n:
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         raise InvalidConfigError(f"the model returned {shape} for {n} nodes; it must return one "
@@ -152,7 +234,9 @@ def check_outputs(out: torch.Tensor, iface: ModelInterface, num_classes: int) ->
 
     if out.shape[1] != num_classes:
         raise DataError(f"the model outputs {out.shape[1]} columns but the labels have "
-                        f"{num_classes} classes; give the labels the model was trained on")
+                        f"{num_classes} classes; give the labels the model was trained on, or, "
+                        "if it returns node embeddings for a link-prediction decoder, note that "
+                        f"{NOT_NODE_LEVEL}")
     if iface.output == "logits" and not bool(torch.isfinite(out).all()):
         raise DataError("the model's outputs hold NaN or infinite values; check the model and "
                         "the features")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,11 +15,15 @@ from graphleaks.data.ref import DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.errors import CapabilityError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.protocol import ModelInterface, forward_layers, set_eval
+from graphleaks.models.protocol import (
+    ModelInterface,
+    check_query_shape,
+    forward_layers,
+    set_eval,
+)
 from graphleaks.privacy.ledger import PrivacyLedger
-
-GraphView = Literal["target", "full", "partitioned", "zero_hop"]
-GRAPH_VIEWS: tuple[str, ...] = ("target", "full", "partitioned", "zero_hop")
+from graphleaks.threat import GRAPH_VIEWS as GRAPH_VIEWS
+from graphleaks.threat import GraphView as GraphView
 
 
 class _Caches:
@@ -158,6 +162,8 @@ class TrainedTarget:
         probabilities are returned as their logarithm, whose softmax is the posterior.
         """
         model = self.model
+        # a static-shape export fails deep inside its guards: say why, and how to re-export
+        check_query_shape(model, int(x.shape[0]), int(edge_index.shape[1]))
         if isinstance(model, nn.Module):
             set_eval(model)
             param = next(model.parameters(), None)

@@ -28,6 +28,8 @@ class PrivacyUnit(str, Enum):
     NODE_FEATURE = "node_feature"
     NODE_LABEL = "node_label"
     NODE_FEATURE_AND_LABEL = "node_feature_and_label"
+    #: One whole graph of a graph-classification training set (a molecule).
+    GRAPH = "graph"
 
 
 class GuaranteeStatus(str, Enum):

@@ -17,7 +17,10 @@ def png(fig: Any) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    # one layout pass and one draw: bbox_inches="tight" on top of tight_layout() drew the
+    # figure twice more, and a layout engine adds a dry draw inside savefig
+    fig.tight_layout()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -26,6 +29,11 @@ def figure(fig: Any, caption: str, alt: str) -> str:
     """``fig`` as an HTML ``<figure>`` with an inline PNG, a caption and alt text."""
     return (f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{png(fig)}">'
             f"<figcaption>{caption}</figcaption></figure>")
+
+
+def subplots(*args: Any, **kwargs: Any) -> Any:
+    """``pyplot().subplots``; :func:`png` lays the figure out once before saving it."""
+    return pyplot().subplots(*args, **kwargs)
 
 
 def pyplot() -> Any:

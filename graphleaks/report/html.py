@@ -27,10 +27,16 @@ from typing import Any
 
 from graphleaks._display import fmt_figure
 from graphleaks._outputs import HTML_HEAD, OutputFile, is_html_page, publish_files
-from graphleaks.report._figures import figure, pyplot
+from graphleaks.report._figures import figure, subplots
 from graphleaks.report.controls import render_controls_html
 from graphleaks.report.records import MetricReading, decode_readings
-from graphleaks.report.report import AuditReport, interval_methods_of, table_footnotes
+from graphleaks.report.report import (
+    AuditReport,
+    interval_methods_of,
+    table_footnotes,
+    target_label,
+    user_model_facts,
+)
 from graphleaks.report.risk_sections import candidates_cell
 
 TABLE_METRICS = ("auc", "tpr@0.1%fpr", "tpr@1%fpr", "tpr@10%fpr", "max_advantage",
@@ -113,8 +119,7 @@ def roc_points(
 
 def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) -> Any:
     """ROC curves on log–log axes with the chance diagonal."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.6, 4.6))
+    fig, ax = subplots(figsize=(5.6, 4.6))
     lo = 1.0
     for name, (fpr, tpr) in curves.items():
         pts = [(f, t) for f, t in zip(fpr, tpr, strict=False) if f > 0 and t > 0]
@@ -142,9 +147,8 @@ def roc_figure(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]]) ->
 def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%fpr",
                                                                  "max_advantage")) -> Any:
     """Point estimates with confidence intervals, per attack and metric, with baselines."""
-    plt = pyplot()
     attacks = [a for a in report.attacks if a.metrics.binary is not None]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.3 * len(metrics),
+    fig, axes = subplots(1, len(metrics), figsize=(3.3 * len(metrics),
                                                        0.55 * max(2, len(attacks)) + 1.2),
                              sharey=True, squeeze=False)
     names = [a.attack for a in attacks]
@@ -169,7 +173,6 @@ def forest_figure(report: AuditReport, metrics: Sequence[str] = ("auc", "tpr@1%f
     axes[0][0].set_yticks(range(len(names)), names)
     axes[0][0].set_ylim(-0.7, len(names) - 0.3)
     axes[0][-1].legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -180,8 +183,7 @@ def privacy_utility_figure(
     (defense, attack). Rows are results-store rows (see ``ResultsStore.rows``) or dicts with
     ``defense``, ``attack``, ``epsilon``, ``metrics`` and ``utility``.
     """
-    plt = pyplot()
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax1, ax2) = subplots(1, 2, figsize=(10, 4))
     groups: dict[tuple[str, str], list[tuple[float, float, float, float, float]]] = {}
     utils: dict[str, list[tuple[float, float]]] = {}
     for r in rows:
@@ -227,7 +229,6 @@ def privacy_utility_figure(
         ax1.axhline(0.5, color="grey", ls="--", lw=1)
     ax1.set_title(f"privacy: attack {metric} (band: CI range over seeds)")
     ax2.set_title(f"utility: {utility}")
-    fig.tight_layout()
     return fig
 
 
@@ -235,7 +236,8 @@ def _target_section(report: AuditReport) -> str:
     t, led = report.target, report.ledger
     ds = (t.dataset or {}).get("name", "user graph")
     private = math.isfinite(led.epsilon) and led.status.value != "non_private"
-    cards = [("dataset", ds), ("architecture", str(t.architecture.get("arch", "?")).upper()),
+    cards = [("dataset", ds), ("model" if "model" in t.architecture else "architecture",
+                               target_label(report)),
              ("defense", t.defense), ("protocol", t.protocol),
              ("nodes / edges", f"{t.num_nodes} / {t.num_edges // 2}"),
              ("claimed ε", "∞ (none)" if not private else fmt_figure(led.epsilon)),
@@ -252,6 +254,9 @@ def _target_section(report: AuditReport) -> str:
                 f'<td class="num">{_f(u.get(f"{p}_{m}"))}</td>' for p in ("train", "val", "test"))
                 + "</tr>")
     out.append("</table>")
+    facts = user_model_facts(report)
+    if facts:
+        out.append("<ul>" + "".join(f"<li>{_e(k)}: {_e(v)}</li>" for k, v in facts) + "</ul>")
     split = t.split_sizes
     out.append("<p>Split sizes: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in split.items())
                + f". Target fingerprint <code>{_e(t.fingerprint)}</code>.</p>")
@@ -446,8 +451,9 @@ def render_html(
     if gate is not None:
         body.append(_gate_section(gate))
     body.append(_target_section(report))
-    body.append("<h2>Attacks</h2><p>Values with 95% intervals in brackets (stratified "
-                "bootstrap unless the attack details name another method). Scores: higher = "
+    body.append("<h2>Attacks</h2><p>Values with 95% intervals in brackets (the attack "
+                "details name each interval's method: stratified bootstrap, or analytic "
+                "intervals chosen once per attack on its whole candidate set). Scores: higher = "
                 "more likely positive. TPR@x%FPR is the true "
                 "positive rate at a false positive rate of x (a fraction, not a percent).</p>")
     body.append(_binary_table(report, gate))

@@ -16,11 +16,23 @@ from graphleaks.report.report import (
     attack_cell,
     interval_methods_of,
     table_footnotes,
+    target_label,
+    user_model_facts,
 )
 
 if TYPE_CHECKING:
     from graphleaks.metrics.binary import Estimate
     from graphleaks.report.records import BoundReport, CanaryAudit, MetricReading
+
+
+def _target_shown(report: AuditReport) -> str:
+    label = target_label(report)
+    return _code(label) if "model" in report.target.architecture else label
+
+
+def _code(text: str) -> str:
+    # a user's class or layer name, shown as code: a backtick inside cannot end the span
+    return "`" + text.replace("`", "'") + "`"
 
 
 def _fmt(x: Any) -> str:
@@ -117,7 +129,7 @@ def render_markdown(report: AuditReport) -> str:
         "# graphleaks audit report",
         "",
         render_verdict_markdown(report),
-        f"Target: **{str(t.architecture['arch']).upper()}** on **{ds}** "
+        f"Target: **{_target_shown(report)}** on **{ds}** "
         f"({t.num_nodes} nodes, {t.num_edges // 2} undirected edges), "
         f"{t.protocol} protocol, defense **{t.defense}**. Seed {report.seed}.",
         "",
@@ -128,6 +140,11 @@ def render_markdown(report: AuditReport) -> str:
     for m in ("accuracy", "f1_macro"):
         lines.append(f"| {m} | " + " | ".join(_fmt(u.get(f"{p}_{m}")) for p in
                                               ("train", "val", "test")) + " |")
+    facts = user_model_facts(report)
+    if facts:
+        lines.append("")
+        lines += [f"- {k}: {_code(v) if k == 'hooked layers' and v[:4] != 'none' else v}"
+                  for k, v in facts]
     lines += [
         "",
         f"Privacy ledger: unit **{led.unit.value}**, claimed ε = **{_eps(led.epsilon)}**, "

@@ -414,6 +414,34 @@ BOUNDS_NOTE = ("Sound ε lower bound: at the attack's own threshold, fixed witho
                "signal the mechanism did not produce (feature homophily, query-graph edges).")
 
 
+def target_label(report: AuditReport) -> str:
+    """What the target is, for the card: the user's model class (or the file format it came
+    from) when graphleaks did not build it, else its architecture."""
+    arch = report.target.architecture
+    model = arch.get("model")
+    return str(model) if isinstance(model, str) and model else str(arch.get("arch", "?")).upper()
+
+
+def user_model_facts(report: AuditReport) -> list[tuple[str, str]]:
+    """Lines of the card of a model graphleaks did not build: the hooked layers and what the
+    shadow/reference models are (and what a surrogate changes); empty for its own targets."""
+    tm = report.config.get("target_model")
+    if not isinstance(tm, dict):
+        return []
+    layers = [str(n) for n in tm.get("embedding_layers") or []]
+    facts = [("hooked layers", ", ".join(layers) if layers else
+              "none (white-box attacks skipped; name them with --embedding-layer)")]
+    effect = tm.get("surrogate_effect")
+    if isinstance(effect, str):
+        facts.append(("shadow/reference models", effect))
+    shape = tm.get("static_shapes")
+    if isinstance(shape, dict):
+        facts.append(("input shapes", f"static ({shape.get('nodes')} nodes, "
+                                      f"{shape.get('edges')} edges): only attacks that query "
+                                      "the exported graph ran"))
+    return facts
+
+
 def attack_cell(a: AttackReport) -> str:
     """The attack's name, flagged when its AUC interval lies entirely below chance."""
     b = a.metrics.binary

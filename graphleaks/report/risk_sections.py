@@ -10,8 +10,8 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._display import fmt_figure
-from graphleaks.report._figures import figure, pyplot
-from graphleaks.report.scores import DEGREE_BUCKETS
+from graphleaks.report._figures import figure, subplots
+from graphleaks.report.scores import DEGREE_BUCKETS, TIE_BREAK
 
 if TYPE_CHECKING:
     from graphleaks.metrics.binary import Estimate
@@ -54,19 +54,35 @@ def _slice_rows(attack: AttackReport) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def slice_methods(attack: AttackReport) -> str:
+    """The interval methods of an attack's slices, e.g. ``delong, clopper-pearson-box``."""
+    found: list[str] = []
+    for s in attack.metrics.slices.values():
+        for e in (s.auc, *s.tpr_at_fpr.values()):
+            if e is not None and e.method not in found:
+                found.append(e.method)
+    return ", ".join(found)
+
+
 def render_slices_markdown(report: AuditReport) -> str:
     """Slices of every attack, as Markdown (empty when no attack has slices)."""
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
     lines = ["## Per-node risk: slices", "",
-             "AUC and TPR@1%FPR with 95% bootstrap intervals on slices of each attack's "
+             "AUC and TPR@1%FPR with 95% intervals (of the method chosen for the attack: "
+             "bootstrap, or analytic for large untied sets; each interval names its method "
+             "in report.json) on slices of each attack's "
              "candidates: degree in the original graph (for a pair, its smaller endpoint "
              "degree), class (for a pair, same/different class) and split part. Gate one "
              "with `graphleaks check --max 'ATTACK[SLICE].tpr@1%fpr=0.1'`; every "
              "candidate's score is in `scores.csv`.", ""]
     for a in attacks:
-        lines += [f"### {a.attack}", "", "| slice | candidates | AUC | TPR@1%FPR |",
+        methods = slice_methods(a)
+        lines += [f"### {a.attack}", ""]
+        if methods:
+            lines += [f"Interval methods: {methods}.", ""]
+        lines += ["| slice | candidates | AUC | TPR@1%FPR |",
                   "|---|---|---|---|"]
         lines += [f"| `{k}` | {c} | {auc} | {tpr} |" for k, c, auc, tpr in _slice_rows(a)]
         lines.append("")
@@ -88,8 +104,7 @@ def degree_figure(report: AuditReport) -> Any | None:
             series.append((a.attack, pts))
     if not series:
         return None
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, axes = subplots(1, 2, figsize=(10, 3.8))
     for j, (name, pts) in enumerate(series):
         dx = (j - (len(series) - 1) / 2) * 0.06
         for ax, col in ((axes[0], 2), (axes[1], 1)):
@@ -107,7 +122,6 @@ def degree_figure(report: AuditReport) -> Any | None:
         ax.set_title(f"{title} by degree (95% CI)")
         ax.grid(True, alpha=0.3)
     axes[1].legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -120,6 +134,7 @@ def _exposed_table(attack: AttackReport) -> str:
     pos, _ = sides(attack.task)
     head = "<th>edge</th>" if pairs else "<th>node</th>"
     out = [f"<h3>{e(attack.attack)}: the {len(rows)} most exposed {e(pos)}</h3>"
+           f"<p>Ordered by score; {e(TIE_BREAK)}.</p>"
            f"<table><tr><th>rank</th>{head}<th>degree</th><th>class</th><th>score</th></tr>"]
     for r in rows:
         who = f"{r['src']}–{r['dst']}" if pairs else str(r["node"])
@@ -148,7 +163,9 @@ def render_slices_html(report: AuditReport) -> str:
     for a in attacks:
         out.append(_exposed_table(a))
     for a in attacks:
-        out.append(f"<h3>{e(a.attack)}: slices</h3><table><tr><th>slice</th>"
+        methods = slice_methods(a)
+        note = f" (intervals: {e(methods)})" if methods else ""
+        out.append(f"<h3>{e(a.attack)}: slices{note}</h3><table><tr><th>slice</th>"
                    "<th>candidates</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
         for k, c, auc, tpr in _slice_rows(a):
             out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"

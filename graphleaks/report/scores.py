@@ -48,7 +48,13 @@ class CandidateTable:
         cls: Class of the node, or ``same``/``different`` for a pair.
         part: Split part of the node (``train``, ``val``, ``test``, ``aux``), or of a pair
             (``train-train``, ``train-other``, ``other-other``).
+        names: The user's id of every node of the graph (indexed by node), when the ids
+            are strings; ``scores.csv`` and the report then give these, not the indices.
     """
+
+    def node_id(self, node: int) -> int | str:
+        """A node as the user named it: its string id, or the integer id."""
+        return str(self.names[node]) if self.names is not None else int(node)
 
     attack: str
     task: str
@@ -58,6 +64,7 @@ class CandidateTable:
     degree: np.ndarray
     cls: np.ndarray
     part: np.ndarray
+    names: np.ndarray | None = None
 
     @property
     def is_pairs(self) -> bool:
@@ -102,10 +109,19 @@ def candidate_table(
         ppart = np.where(ta & tb, "train-train",
                          np.where(ta | tb, "train-other", "other-other")).astype(object)
         return CandidateTable(result.attack, result.task.value, cand.astype(np.int64),
-                              result.scores, result.labels, deg, cls, ppart)
+                              result.scores, result.labels, deg, cls, ppart,
+                              names=graph_names(target))
     idx = cand.astype(np.int64)
     return CandidateTable(result.attack, result.task.value, idx, result.scores, result.labels,
-                          degree[idx], y[idx].astype(object), part[idx])
+                          degree[idx], y[idx].astype(object), part[idx],
+                          names=graph_names(target))
+
+
+def graph_names(target: Any) -> np.ndarray | None:
+    """The user's string node ids of the target's graph (``node_names``), or None."""
+    g = target.graph
+    names = getattr(g, "node_names", None) if "node_names" in g else None
+    return np.asarray(names, dtype=object) if isinstance(names, list) else None
 
 
 def slice_masks(table: CandidateTable) -> dict[str, np.ndarray]:
@@ -134,12 +150,19 @@ def _natural(s: str) -> tuple[int, str]:
 def most_exposed(table: CandidateTable, k: int = 10) -> list[dict[str, Any]]:
     """The ``k`` true positives the attack ranks highest (the candidates it exposes most).
 
-    Each entry has the candidate (``node`` or ``src``/``dst``), its degree, class, score and
-    ``rank`` among all candidates (1 = highest score).
+    Each entry has the candidate (``node`` or ``src``/``dst``, the user's ids), its degree,
+    class, score and ``rank`` among all candidates (1 = highest score). Candidates are
+    ordered by score, equal scores by node id (:data:`TIE_BREAK`), so ties never keep
+    the order the attack happened to list them in.
     """
     if table.task == Task.ATTRIBUTE.value:
         return []
-    order = np.argsort(-table.scores, kind="stable")
+    # by score, ties broken by node id (then the pair's second endpoint): never file order
+    nodes = table.nodes.reshape(len(table.scores), -1)
+    if table.names is not None:  # the user's ids, as the report shows them
+        nodes = np.asarray(table.names, dtype=str)[nodes]
+    keys = tuple(nodes[:, j] for j in reversed(range(nodes.shape[1])))
+    order = np.lexsort((*keys, -np.asarray(table.scores, dtype=np.float64)))
     rank = np.empty(len(order), dtype=np.int64)
     rank[order] = np.arange(1, len(order) + 1)
     out: list[dict[str, Any]] = []
@@ -149,13 +172,24 @@ def most_exposed(table: CandidateTable, k: int = 10) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"degree": int(table.degree[i]), "class": str(table.cls[i]),
                                  "score": float(table.scores[i]), "rank": int(rank[i])}
         if table.is_pairs:
-            entry["src"], entry["dst"] = int(table.nodes[i, 0]), int(table.nodes[i, 1])
+            entry["src"] = table.node_id(int(table.nodes[i, 0]))
+            entry["dst"] = table.node_id(int(table.nodes[i, 1]))
         else:
-            entry["node"] = int(table.nodes[i])
+            entry["node"] = table.node_id(int(table.nodes[i]))
         out.append(entry)
         if len(out) == k:
             break
     return out
+
+
+#: How "most exposed" orders candidates of equal score (stated in the reports).
+TIE_BREAK = ("equal scores ordered by node id (ascending; by the string id when nodes are "
+             "named by strings)")
+
+
+def _cell(v: int | str) -> object:
+    # a user's string id is a string cell: one starting with "=" must not run in a spreadsheet
+    return csv_cell(v) if isinstance(v, str) else v
 
 
 def scores_csv(tables: Sequence[CandidateTable]) -> str:
@@ -167,15 +201,16 @@ def scores_csv(tables: Sequence[CandidateTable]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)
-    node: int | str
-    src: int | str
-    dst: int | str
+    node: object
+    src: object
+    dst: object
     for t in tables:
         for i in range(len(t.scores)):
             if t.is_pairs:
-                node, src, dst = "", int(t.nodes[i, 0]), int(t.nodes[i, 1])
+                node, src = "", _cell(t.node_id(int(t.nodes[i, 0])))
+                dst = _cell(t.node_id(int(t.nodes[i, 1])))
             else:
-                node, src, dst = int(t.nodes[i]), "", ""
+                node, src, dst = _cell(t.node_id(int(t.nodes[i]))), "", ""
             # string cells only: a name starting with "=" must not run in a spreadsheet
             w.writerow((csv_cell(t.attack), csv_cell(t.task), node, src, dst,
                         int(t.degree[i]), csv_cell(str(t.cls[i])), csv_cell(str(t.part[i])),

@@ -274,6 +274,8 @@ CASES: dict[str, dict[str, Case]] = {
                               _cfg("model_kwargs", '{"d": 8, "c": 3, "scale": 4.0}')),
         "--model-output": rec(lambda f: {"--model-output": "log_probabilities"},
                               _cfg("model_output", "log_probabilities")),
+        "--embedding-layer": rec(lambda f: {"--embedding-layer": "lin"},
+                                 _cfg("embedding_layers", ["lin"])),
         "--edges": rec(lambda f: {"--edges": f["edges2.csv"]},
                        lambda r: r["config"]["graph"]["edges"] == "edges2.csv"),
         "--features": rec(lambda f: {"--features": f["x2.npy"]},

@@ -351,6 +351,42 @@ def _embeddings_plant(kind: str) -> Callable[[Path], tuple[Path, dict[str, Any]]
     return plant
 
 
+_MOLECULES = (("CCO", "1"), ("c1ccccc1", "0"), ("CC(=O)O", "1"), ("C", "0"))
+
+
+def _molecules_smi(d: Path) -> tuple[Path, Any, dict[str, Any]]:
+    path = d / "mols.smi"
+    path.write_text("".join(f"{s} {lab} m{i}\n" for i, (s, lab) in enumerate(_MOLECULES)))
+    return path, _MOLECULES, {}
+
+
+def _molecules_sdf(d: Path) -> tuple[Path, Any, dict[str, Any]]:
+    from rdkit import Chem
+
+    path = d / "mols.sdf"
+    writer = Chem.SDWriter(str(path))
+    for i, (s, lab) in enumerate(_MOLECULES):
+        mol = Chem.MolFromSmiles(s)
+        mol.SetProp("_Name", f"m{i}")
+        mol.SetProp("label", lab)
+        writer.write(mol)
+    writer.close()
+    return path, _MOLECULES, {}
+
+
+def _smiles_plant(d: Path) -> tuple[Path, dict[str, Any]]:
+    (d / "mols.smi").write_text(f"CCO 1\nC1CC({SECRET} 0\n")  # the secret is the bad SMILES
+    return d / "mols.smi", {}
+
+
+def _sdf_plant(d: Path) -> tuple[Path, dict[str, Any]]:
+    path, _, _ = _molecules_sdf(d)
+    blocks = path.read_text().split("$$$$\n")  # the secret is a broken record's title
+    blocks[1] = f"{SECRET}\n  x\n\n  9  9  0  0  0  0  0  0  0  0999 V2000\nM  END\n"
+    path.write_text("$$$$\n".join(blocks))
+    return path, {}
+
+
 #: One valid sample and one planted file per table entry: ``(table.what, reader.name)``.
 SAMPLES: dict[tuple[str, str], Sample] = {
     ("graph file", "npz"): Sample(_graph_npz, lambda d: (_zip_with_secret(d / "g.npz"), {})),
@@ -376,6 +412,11 @@ SAMPLES: dict[tuple[str, str], Sample] = {
                                                   needs=("gensim",)),
     ("embedding file", "word2vec"): Sample(_embeddings("txt"), _embeddings_plant("txt"),
                                            text_lines=True),
+    ("graph-set file", "smiles"): Sample(_molecules_smi, _smiles_plant, text_lines=True,
+                                         needs=("rdkit",)),
+    # an SD file is line-oriented too: a copy cut between records is a shorter valid file
+    ("graph-set file", "sdf"): Sample(_molecules_sdf, _sdf_plant, text_lines=True,
+                                      needs=("rdkit",)),
 }
 
 
@@ -439,6 +480,14 @@ def _same_arrays(got: Any, expected: Any, tmp: Path) -> None:
         np.testing.assert_array_equal(a, b)
 
 
+def _same_molecules(gs: Any, expected: Any, tmp: Path) -> None:
+    from rdkit import Chem
+
+    assert len(gs) == len(expected) and gs.names == tuple(f"m{i}" for i in range(len(gs)))
+    assert list(gs.smiles) == [Chem.CanonSmiles(s) for s, _ in expected]
+    assert [gs.class_names[int(y)] for y in gs.y] == [lab for _, lab in expected]
+
+
 def _public(fn: Callable[..., Any]) -> Callable[[ReaderTable[Any], Path, dict[str, Any]], Any]:
     return lambda table, path, options: fn(path, **options)
 
@@ -473,6 +522,12 @@ def _state_dict_file(path: Path, **options: Any) -> Any:
     return read_state_dict(path, **options)
 
 
+def _graph_set_file(path: Path, **options: Any) -> Any:
+    from graphleaks.data.graphsets.ref import GraphSetRef
+
+    return GraphSetRef.file(path, **options).load()
+
+
 #: Per table: how its files are read (through the public function that dispatches on the
 #: table) and how a round trip is checked.
 HARNESSES: dict[str, tuple[Callable[..., Any], Callable[[Any, Any, Path], None]]] = {
@@ -483,6 +538,7 @@ HARNESSES: dict[str, tuple[Callable[..., Any], Callable[[Any, Any, Path], None]]
     "node-id file": (_public(_node_ids), _same_arrays),
     "score file": (_public(_score_file), _same_scores),
     "embedding file": (_public(_embedding_file), _same_arrays),
+    "graph-set file": (_public(_graph_set_file), _same_molecules),
 }
 
 

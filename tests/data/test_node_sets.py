@@ -15,6 +15,41 @@ def test_text_one_per_line_and_csv_first_column(tmp_path):
     assert read_node_ids(q, num_nodes=6).tolist() == [5, 2]
 
 
+@pytest.mark.parametrize("content,ids", [
+    ("node_id\n3\n0\n", [3, 0]),  # a named column
+    (",0\n0,3\n1,0\n", [3, 0]),  # pandas Series.to_csv(): index column, then the ids
+    (",node_id\n0,5\n1,2\n", [5, 2]),  # pandas DataFrame.to_csv() with its index
+    ("node_id,label\n4,1\n", [4]),  # further columns after the id are ignored
+    ("\ufeffnode_id\n1\n", [1]),  # a byte-order mark never hides the header
+])
+def test_one_header_row_is_accepted(tmp_path, content, ids):
+    p = tmp_path / "m.csv"
+    p.write_text(content, encoding="utf-8")
+    assert read_node_ids(p, num_nodes=6).tolist() == ids
+
+
+def test_pandas_index_header_over_several_columns_is_refused(tmp_path):
+    p = tmp_path / "m.csv"
+    p.write_text(",node_id,label\n0,5,1\n")
+    with pytest.raises(DataError, match="pandas index header"):
+        read_node_ids(p)
+
+
+def test_string_ids_through_the_graph_id_table(tmp_path):
+    index = {"alice": 0, "bob": 1, "carol": 2}
+    p = tmp_path / "m.txt"
+    p.write_text("node_id\ncarol\nalice\n")
+    assert read_node_ids(p, 3, index=index).tolist() == [2, 0]
+    p.write_text("carol\nmallory\n")
+    with pytest.raises(DataError, match="line 2 is not an id of the graph") as exc:
+        read_node_ids(p, 3, index=index)
+    assert "mallory" not in str(exc.value)
+    q = tmp_path / "m.npy"
+    np.save(q, np.array([0, 1]))
+    with pytest.raises(DataError, match="strings; give a text file"):
+        read_node_ids(q, 3, index=index)
+
+
 def test_npy_ints_and_column_vector(tmp_path):
     p = tmp_path / "m.npy"
     np.save(p, np.array([4, 1, 2], dtype=np.int32))
@@ -26,7 +61,8 @@ def test_npy_ints_and_column_vector(tmp_path):
 
 @pytest.mark.parametrize("content,match", [
     ("1\n2.5\n", "not an integer"),
-    ("node_id\n1\n", "no header"),
+    ("node_id\nid\n1\n", "line 2 is not an integer"),  # one header row, never two
+    ("1\nnode_id\n2\n", "line 2 is not an integer"),  # a header is the first line only
     ("1\n-2\n", "negative"),
     ("1\n2\n1\n", "more than once"),
     ("1\n10\n", "outside 0..9"),

@@ -158,9 +158,10 @@ def test_tpr_at_1pct_fpr_inside_a_planted_tie() -> None:
     assert 0.0 < e.lo < e.value < e.hi  # the bootstrap replicates use the same rule
     assert m.tpr_at_fpr_rule == "randomised-at-ties"
     assert m.to_dict()["tpr_at_fpr_rule"] == "randomised-at-ties"
-    # the analytic interval (above the size limit) holds the value, from floor/ceil counts
+    # the analytic interval (above the size limit) holds the value, from floor/ceil counts;
+    # since issue 29 it is the Clopper-Pearson box (it brackets the threshold too)
     a = binary_metrics(s, y, n_bootstrap=10, seed=0, analytic_above=100).tpr_at_fpr[0.01]
-    assert a.method == "clopper-pearson" and a.lo < a.value < a.hi
+    assert a.method == "clopper-pearson-box" and a.lo < a.value < a.hi
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, "0.1", True])
@@ -307,3 +308,72 @@ def test_miscalibrated_flag_follows_the_auc_interval() -> None:
     assert m.auc.hi < 0.5 and m.miscalibrated and m.to_dict()["miscalibrated"] is True
     ok = binary_metrics(-s, y, n_bootstrap=100, seed=0)
     assert not ok.miscalibrated and ok.to_dict()["miscalibrated"] is False
+
+
+def test_evaluate_binary_reads_roc_and_oracle_from_the_metrics_sort() -> None:
+    from graphleaks.metrics.binary import choose_intervals, evaluate_binary, roc_points
+
+    rng = np.random.default_rng(11)
+    y = np.r_[np.ones(300), np.zeros(500)]
+    for s in (y + rng.normal(size=800), np.round(y + rng.normal(size=800), 1)):  # untied, tied
+        ev = evaluate_binary(s, y, threshold=0.5, n_bootstrap=40, seed=2)
+        choice = choose_intervals(s, y)
+        assert ev.intervals == choice
+        assert ev.metrics == binary_metrics(s, y, threshold=0.5, n_bootstrap=40, seed=2,
+                                            intervals=choice.method)
+        assert ev.roc == roc_points(s, y)  # scikit-learn's curve, to the last bit
+        assert ev.oracle_balanced_accuracy == best_balanced_accuracy(s, y)
+    assert ev.intervals.method == "bootstrap"  # the rounded scores are tied
+
+
+def test_choose_intervals_keeps_the_bootstrap_for_small_or_tied_sets() -> None:
+    from graphleaks.metrics.binary import choose_intervals
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(250), np.zeros(250)]
+    s = y + rng.normal(size=500)
+    assert choose_intervals(s, y).method == "analytic"
+    assert choose_intervals(s[50:450], y[50:450]).method == "analytic"  # 200 a side
+    assert choose_intervals(s[51:450], y[51:450]).method == "bootstrap"  # 199 positives
+    tied = s.copy()
+    tied[:6] = tied[-6:] = 0.25  # 12 of 500 (2.4 %) share one value
+    assert choose_intervals(tied, y).method == "bootstrap"
+    assert choose_intervals(s[::4], y[::4], analytic_above=100).method == "analytic"
+    # the forced methods, and the boundary rule under both
+    assert binary_metrics(s, y, n_bootstrap=20, seed=0, intervals="auto").interval == "analytic"
+    with pytest.raises(InvalidConfigError):
+        binary_metrics(s, y, n_bootstrap=20, seed=0, intervals="delong")
+
+
+def test_vectorised_intervals_equal_the_scalar_ones() -> None:
+    from graphleaks.metrics import intervals as ci
+
+    rng = np.random.default_rng(4)
+    values = np.r_[0.0, 1.0, 0.99995, rng.uniform(0.3, 0.99, 20)]
+    n_pos, n_neg = rng.integers(10, 500, values.size), rng.integers(10, 5000, values.size)
+    lo, hi = ci.newcombe_auc_many(values, n_pos, n_neg, 0.95)
+    for i, v in enumerate(values):
+        assert (lo[i], hi[i]) == ci.newcombe_auc(float(v), int(n_pos[i]), int(n_neg[i]), 0.95)
+    pos, neg = rng.normal(1, 1, 40), rng.normal(0, 1, 60)
+    a = auc(np.r_[pos, neg], np.r_[np.ones(40), np.zeros(60)])
+    d_lo, d_hi = ci.delong_auc_many([a], [ci.delong_variance(pos, neg)], 0.95)
+    assert (d_lo[0], d_hi[0]) == ci.delong_auc(pos, neg, a, 0.95)
+
+
+def test_analytic_tpr_box_covers_the_true_tpr_at_low_fpr() -> None:
+    # Binormal scores with a known ROC: TPR(f) = 1 - Phi(z_{1-f} - 1.5). With 300 negatives
+    # the 1 % threshold is the 3rd highest negative; the positives' Clopper-Pearson interval
+    # alone ignores that and covers 57 % of these draws; the box must cover >= 95 % (sound,
+    # so usually more). 200 seeded draws: a binomial 95 % band around 0.95 starts at ~0.92.
+    from scipy.stats import norm
+
+    truth = 1.0 - norm.cdf(norm.ppf(0.99) - 1.5)
+    rng = np.random.default_rng(29)
+    y = np.r_[np.ones(300), np.zeros(300)]
+    hits = 0
+    for _ in range(200):
+        s = rng.normal(size=600) + 1.5 * y
+        e = binary_metrics(s, y, fpr_points=(0.01,), n_bootstrap=1, seed=0,
+                           intervals="analytic").tpr_at_fpr[0.01]
+        hits += e.lo <= truth <= e.hi
+    assert hits >= 0.92 * 200

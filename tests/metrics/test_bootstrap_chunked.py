@@ -12,7 +12,7 @@ import pytest
 
 from graphleaks.metrics import _core as chunking  # the chunk budget lives with the helpers
 from graphleaks.metrics import auc, binary_metrics, bootstrap_auc_ci, bootstrap_ci
-from graphleaks.metrics.intervals import BOOTSTRAP, CLOPPER_PEARSON, DELONG, NEWCOMBE_AUC
+from graphleaks.metrics.intervals import BOOTSTRAP, CLOPPER_PEARSON_BOX, DELONG, NEWCOMBE_AUC
 
 # ----------------------------------------------------------------- the former implementation
 
@@ -156,7 +156,9 @@ def test_interval_at_the_boundary_does_not_collapse() -> None:
     assert m.auc.value == 1.0 and m.auc.method == NEWCOMBE_AUC
     assert m.auc.lo < 0.9987 < m.auc.hi == 1.0
     assert m.tpr_at_fpr[0.001].value == 1.0 and m.tpr_at_fpr[0.001].lo < 1.0
-    assert m.tpr_at_fpr[0.001].method == CLOPPER_PEARSON
+    # issue 29: an analytic TPR@FPR interval also brackets the threshold the negatives set
+    # (a Clopper-Pearson box); it was the positives' Clopper-Pearson interval alone
+    assert m.tpr_at_fpr[0.001].method == CLOPPER_PEARSON_BOX
     # The percentile bootstrap alone collapses here: that is what is being fixed.
     assert bootstrap_auc_ci(s, y, n_bootstrap=200, seed=0) == (1.0, 1.0)
 
@@ -166,7 +168,7 @@ def test_rate_of_zero_gets_an_upper_bound_above_zero() -> None:
     m = binary_metrics(s, y, fpr_points=(0.0,), n_bootstrap=100, seed=0)
     e = m.tpr_at_fpr[0.0]
     if e.value == 0.0:
-        assert e.method == CLOPPER_PEARSON and e.lo == 0.0 < e.hi
+        assert e.method == CLOPPER_PEARSON_BOX and e.lo == 0.0 < e.hi  # box: issue 29
     else:
         assert e.method == BOOTSTRAP
 

@@ -5,7 +5,8 @@
 ``attribute_inference`` and ``link_stealing``. ``report_v1.md`` has since been edited where the
 rendering changed on purpose (issue 24: claimed ε rounded for display, separate sound and
 optimistic ε columns, the table's footnotes; issue 27: the control-mapping
-section at the end).
+section at the end; issue 29: the slice section no longer says every interval is a
+bootstrap one).
 """
 
 from __future__ import annotations

@@ -417,7 +417,7 @@ def test_model_audit_logs_its_report_to_mlflow(hostile, mlflow_store, monkeypatc
     mlflow, uri = mlflow_store
     calls = []
 
-    def stub(model, *args):
+    def stub(model, *args, **kwargs):  # kwargs: embedding_layers
         args[-1].before_work()  # the OutputOptions: opens the store, as the real one does
         calls.append(model)
         v1 = Path(__file__).parents[1] / "report" / "data" / "report_v1.json"
