@@ -23,7 +23,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
-from graphleaks._limits import check_npz, read_json_bounded
+from graphleaks._limits import check_id_range, check_npz, read_json_bounded
 from graphleaks._registry import Registry
 from graphleaks.data.graph import check_graph
 from graphleaks.errors import DataError
@@ -224,13 +224,29 @@ def _read_int_csv(path: Path, dataset: str) -> np.ndarray:
         raise DataError(f"dataset {dataset!r}: non-integer value in {path}") from None
 
 
+def _int_cell(value: object, dataset: str) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise DataError(f"dataset {dataset!r}: a node id is not an integer") from None
+
+
+def _check_ids(ids: np.ndarray, num_nodes: int, dataset: str, where: Path) -> None:
+    """Node ids of a data-root file must index the graph's ``num_nodes`` rows (never quoted)."""
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= max(num_nodes, 1)):
+        raise DataError(f"dataset {dataset!r}: a node id in {where} lies outside the graph's "
+                        f"{num_nodes} nodes; restore the original files (verify.py)")
+
+
 @_register("lastfm-asia", "LastFM Asia social graph (7,624 nodes, 18 countries); no features")
 def _load_lastfm(root: Path | None, cache: Path) -> Data:
     assert root is not None
     base = root / "LastFMAsia" / "original"
     edges = _read_int_csv(_require(base / "lastfm_asia_edges.csv", "lastfm-asia"), "lastfm-asia")
     target = _read_int_csv(_require(base / "lastfm_asia_target.csv", "lastfm-asia"), "lastfm-asia")
+    _check_ids(target[:, 0], len(np.unique(target[:, 0])), "lastfm-asia", base)
     num_nodes = int(target[:, 0].max()) + 1
+    _check_ids(edges, num_nodes, "lastfm-asia", base)
     y = np.zeros(num_nodes, dtype=np.int64)
     y[target[:, 0]] = target[:, 1]
     edge_index = _undirected(torch.from_numpy(edges.T.copy()), num_nodes)
@@ -260,6 +276,8 @@ def _load_facebook_pagepage(root: Path | None, cache: Path) -> Data:
     with _require(base / "musae_facebook_target.csv", name).open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     num_nodes = len(rows)
+    _check_ids(np.asarray([_int_cell(r.get("id"), name) for r in rows]), num_nodes, name, base)
+    _check_ids(edges, num_nodes, name, base)
     types = sorted({r["page_type"] for r in rows})
     y = np.zeros(num_nodes, dtype=np.int64)
     for r in rows:
@@ -273,6 +291,9 @@ def _load_facebook_pagepage(root: Path | None, cache: Path) -> Data:
                                   f"dataset {name!r} features", max_bytes=1 << 30)
         ri = [int(k) for k, v in feats.items() for _ in v]
         ci = [int(f) for v in feats.values() for f in v]
+        _check_ids(np.asarray(ri), num_nodes, name, base)
+        if ci:
+            check_id_range(max(ci), len(set(ci)), f"dataset {name!r} features in {base}")
         mat = sp.csr_matrix((np.ones(len(ri), np.float32), (ri, ci)),
                             shape=(num_nodes, max(ci) + 1))
         x = TruncatedSVD(128, algorithm="arpack", random_state=0).fit_transform(mat)

@@ -13,6 +13,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
+from graphleaks._limits import check_id_range
 from graphleaks.errors import DataError
 
 GENDER_FEATURES = ("gender;anonymized feature 77", "gender;anonymized feature 78")
@@ -51,6 +52,8 @@ def read_ego_facebook(folder: Path) -> Data:
         e = np.loadtxt(raw / f"{ego}.edges", dtype=np.int64, ndmin=2)
         if e.size:
             edges.append(e.T)
+    # ids index rows: a forged file naming node 10**15 must not size the feature matrix
+    check_id_range(max(rows), len(rows), f"dataset 'ego-facebook' files under {raw}")
     num_nodes = max(rows) + 1
     gender_cols = [names[g] for g in GENDER_FEATURES if g in names]
     other = np.array([c for c in range(len(names)) if c not in gender_cols])

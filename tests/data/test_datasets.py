@@ -102,3 +102,18 @@ def test_data_root_datasets_match_published_counts(data_root, tmp_path):
     lf = load_dataset("lastfm-asia", data_root=data_root, cache_dir=tmp_path)
     assert lf.num_nodes == 7624 and int(lf.y.max()) + 1 == 18
     assert not any(p.name == "processed" for p in data_root.rglob("processed"))
+
+
+@pytest.mark.parametrize("where", ["target", "edges"])
+def test_a_data_root_node_id_far_past_the_graph_is_refused(tmp_path, where):
+    # a data root is an input like any other: node 10**15 must not size a 10**15-row array
+    base = tmp_path / "root" / "LastFMAsia" / "original"
+    base.mkdir(parents=True)
+    far = 10**15
+    edges = f"node_1,node_2\n0,1\n1,2\n{'2,' + str(far) if where == 'edges' else '2,0'}\n"
+    target = f"id,target\n0,0\n1,1\n2,0\n{str(far) + ',1' if where == 'target' else ''}\n"
+    (base / "lastfm_asia_edges.csv").write_text(edges)
+    (base / "lastfm_asia_target.csv").write_text(target)
+    with pytest.raises(DataError, match="outside the graph") as info:
+        load_dataset("lastfm-asia", data_root=tmp_path / "root", cache_dir=tmp_path / "c")
+    assert str(far) not in str(info.value)
