@@ -22,20 +22,28 @@ if TYPE_CHECKING:
 EXIT_THRESHOLD = 3
 
 
+# The gate's options, declared once: `graphleaks export` builds the same gate for SARIF.
+GateConfig = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="Audit spec (TOML) whose [gate] table gives thresholds, baseline "
+                           "and tolerances.")]
+GateMax = Annotated[list[str] | None, typer.Option(
+    "--max", help="Threshold METRIC=LIMIT or ATTACK.METRIC=LIMIT, e.g. auc=0.6 or "
+                  "'tpr@1%fpr=0.05' (repeatable; adds to the spec's).")]
+GateBaseline = Annotated[Path | None, typer.Option(
+    "--baseline", help="Baseline report.json; metrics may rise by at most the tolerance.")]
+GateTolerance = Annotated[float | None, typer.Option(
+    "--tolerance", help="Allowed increase over the baseline (default: the spec's, else 0.05).")]
+GateBound = Annotated[str | None, typer.Option(
+    "--bound", help="Number gated: upper (confidence bound, default), value or lower.")]
+
+
 def check(
     report: Annotated[Path, typer.Argument(help="report.json written by graphleaks audit.")],
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="Audit spec (TOML) whose [gate] table gives thresholds, "
-                               "baseline and tolerances.")] = None,
-    max_: Annotated[list[str] | None, typer.Option(
-        "--max", help="Threshold METRIC=LIMIT or ATTACK.METRIC=LIMIT, e.g. auc=0.6 or "
-                      "'tpr@1%fpr=0.05' (repeatable; adds to the spec's).")] = None,
-    baseline: Annotated[Path | None, typer.Option(
-        help="Baseline report.json; metrics may rise by at most the tolerance.")] = None,
-    tolerance: Annotated[float | None, typer.Option(
-        help="Allowed increase over the baseline (default: the spec's, else 0.05).")] = None,
-    bound: Annotated[str | None, typer.Option(
-        help="Number gated: upper (confidence bound, default), value or lower.")] = None,
+    config: GateConfig = None,
+    max_: GateMax = None,
+    baseline: GateBaseline = None,
+    tolerance: GateTolerance = None,
+    bound: GateBound = None,
     junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
     summary: Annotated[Path | None, typer.Option(
         help="Append a Markdown summary here (e.g. \"$GITHUB_STEP_SUMMARY\").")] = None,

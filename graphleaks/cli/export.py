@@ -23,6 +23,8 @@ from urllib.parse import quote
 
 import typer
 
+from graphleaks.cli.check import GateBaseline, GateBound, GateConfig, GateMax, GateTolerance
+
 if TYPE_CHECKING:
     from graphleaks.report.report import AuditReport
 
@@ -37,18 +39,11 @@ def export(
         "--sarif", help="Write a SARIF 2.1.0 log here: one error per crossed gate (for "
                         "GitHub code scanning); no gate option: rules only, no results.")
     ] = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="Audit spec (TOML) whose [gate] table gives thresholds, "
-                               "baseline and tolerances (as for graphleaks check).")] = None,
-    max_: Annotated[list[str] | None, typer.Option(
-        "--max", help="Threshold METRIC=LIMIT or ATTACK.METRIC=LIMIT (repeatable; as for "
-                      "graphleaks check).")] = None,
-    baseline: Annotated[Path | None, typer.Option(
-        help="Baseline report.json; metrics may rise by at most the tolerance.")] = None,
-    tolerance: Annotated[float | None, typer.Option(
-        help="Allowed increase over the baseline (default: the spec's, else 0.05).")] = None,
-    bound: Annotated[str | None, typer.Option(
-        help="Number gated: upper (confidence bound, default), value or lower.")] = None,
+    config: GateConfig = None,
+    max_: GateMax = None,
+    baseline: GateBaseline = None,
+    tolerance: GateTolerance = None,
+    bound: GateBound = None,
 ) -> None:
     """Export a report as CycloneDX ML-BOM and/or SARIF evidence; exit 0 even when a gate
     is crossed (graphleaks check is the gate)."""
