@@ -117,8 +117,12 @@ def safe_url(url: str) -> str:
 _FIELDS = {f.name for f in dataclasses.fields(EndpointDescription)}
 
 
-def parse_description(data: Mapping[str, Any], source: str = "description") -> EndpointDescription:
+def parse_description(data: Mapping[str, Any], source: str = "description",
+                      url: str | None = None) -> EndpointDescription:
     """Validate a decoded description; errors name the field, never its value.
+
+    ``url`` (the command line's) replaces the description's ``url``, which may then be
+    left out.
 
     Raises:
         InvalidConfigError: For an unknown or missing field, or a bad value.
@@ -133,10 +137,12 @@ def parse_description(data: Mapping[str, Any], source: str = "description") -> E
     def bad(name: str, want: str) -> InvalidConfigError:
         return InvalidConfigError(f"{source}: field {name!r} must be {want}")
 
+    if url is not None:
+        data = {**data, "url": url}
     url = data.get("url")
     if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https") or not \
             urlsplit(url).hostname:
-        raise bad("url", "an http:// or https:// URL")
+        raise bad("url", "an http:// or https:// URL (or give the URL on the command line)")
     kw: dict[str, Any] = {"url": url.rstrip("/")}
     for name, choices in (("outputs", ENDPOINT_OUTPUTS), ("requests", REQUEST_MODES)):
         if name not in data:
@@ -188,8 +194,9 @@ def parse_description(data: Mapping[str, Any], source: str = "description") -> E
     return EndpointDescription(**kw)
 
 
-def read_description(path: str | Path) -> EndpointDescription:
-    """Read an endpoint description file (``.toml`` or ``.json``).
+def read_description(path: str | Path, url: str | None = None) -> EndpointDescription:
+    """Read an endpoint description file (``.toml`` or ``.json``); ``url`` replaces its
+    ``url``.
 
     Raises:
         InvalidConfigError: For a missing, oversized or malformed file, or a bad field.
@@ -220,7 +227,7 @@ def read_description(path: str | Path) -> EndpointDescription:
             except (ValueError, UnicodeDecodeError):
                 raise InvalidConfigError(f"{where} is not valid TOML (or .json for JSON); fix "
                                          "its syntax") from None
-    return parse_description(data, where)
+    return parse_description(data, where, url)
 
 
 # ------------------------------------------------------------------ budget and log
@@ -358,8 +365,8 @@ class EndpointClient:
         self.log = QueryLog()
         self._attack = "audit"
         self._sleep = sleep
-        self.requests_sent = 0  # every try, retries included
-        self.retries = 0
+        self.requests_sent = 0  # every try of a query, retries included
+        self.retries = 0  # of queries and /info
         self._bodies: list[tuple[str, bytes, str]] = []  # (who, request, response digest)
         env = credential_env or description.credential_env
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -404,7 +411,8 @@ class EndpointClient:
         tries = 0
         while True:
             tries += 1
-            self.requests_sent += 1
+            if method == "POST":  # model queries' tries; /info is metadata
+                self.requests_sent += 1
             try:
                 resp = self._client.request(method, url, content=body)
             except httpx.TransportError as exc:
