@@ -644,10 +644,12 @@ class RemoteTarget(TrainedTarget):
 
     @property
     def num_classes(self) -> int:
-        return int(self.model.out_dim)
+        """Output classes (the description's, else the ground truth's)."""
+        return int(getattr(self.model, "out_dim"))  # noqa: B009 - a RemoteModel, typed nn.Module
 
     @property
     def num_features(self) -> int:
+        """Feature width of the ground-truth graph."""
         return int(self.graph.x.shape[1])
 
     def _where(self) -> str:

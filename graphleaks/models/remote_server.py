@@ -255,7 +255,8 @@ class EndpointServer:
     def url(self) -> str:
         """The base URL clients use."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{name}:{port}"
 
     def start(self) -> EndpointServer:
         """Serve on a daemon thread; returns self."""
