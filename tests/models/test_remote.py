@@ -4,6 +4,7 @@ on 429, hash-chained log, non-determinism detected, bad answers refused."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -84,10 +85,11 @@ def test_a_plan_over_the_budget_is_refused_before_any_query(target) -> None:
 
 def test_a_rate_limited_endpoint_is_audited_to_completion(target) -> None:
     waits: list[float] = []
-    with EndpointServer(EndpointModel(target), rate_limit=4, window_s=0.2) as server:
+    # one query per 0.2 s window: the next query (sent at once) is limited, whatever the load;
+    # the test's sleep shortens Retry-After's whole second to the window
+    with EndpointServer(EndpointModel(target), rate_limit=1, window_s=0.2) as server:
         client = EndpointClient(describe(server.url, backoff_s=0.01), 200,
-                                sleep=lambda s: (waits.append(s), __import__("time").sleep(
-                                    min(s, 0.25)))[0])
+                                sleep=lambda s: (waits.append(s), time.sleep(min(s, 0.2)))[0])
         remote = remote_target(client, target, client.info())
         run = audit_endpoint(remote, attacks=["linkteller"], seed=0, suite="quick",
                              n_bootstrap=20, params={"linkteller": {"n_nodes": 20}})
