@@ -35,15 +35,17 @@ from graphleaks.audit.runner import AuditRun, evaluate_result, trivial_baseline,
 from graphleaks.audit.suite import get_suite
 from graphleaks.data.graphsets.record import GraphSet, check_graphs
 from graphleaks.data.graphsets.scaffolds import murcko_scaffolds
+from graphleaks.data.score_files import NodeScores
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.metrics.multiclass import accuracy, majority_baseline
 from graphleaks.models.graph_target import (
+    GraphCopies,
     GraphModelInterface,
     GraphTarget,
     check_graph_outputs,
     graph_copies,
 )
-from graphleaks.models.protocol import set_eval
+from graphleaks.models.protocol import as_logits, set_eval
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.report.graph_scores import (
     GraphCandidateTable,
@@ -164,7 +166,7 @@ def graph_target(
     set_eval(model)
     target = GraphTarget(
         model=model, graphs=gs, members=mem, non_members=non, population=pop,
-        interface=iface, copies=graph_copies(model, output, gs.num_features, gs.num_classes,
+        interface=iface, copy_maker=graph_copies(model, output, gs.num_features, gs.num_classes,
                                              model_factory),
         ledger=getattr(model, "privacy_ledger", None) or PrivacyLedger.non_private(),
         seed=int(seed), model_class=f"{type(model).__module__}.{type(model).__qualname__}")
@@ -180,9 +182,12 @@ def graph_target(
     return target
 
 
-def graph_exposure(target: GraphTarget) -> frozenset[Output]:
+def graph_exposure(target: GraphTarget | GraphScoresTarget) -> frozenset[Output]:
     """What a graph classifier exposes: labels and posteriors always, logits when it
-    outputs them, embeddings with a named layer, parameters for an in-memory module."""
+    outputs them, embeddings with a named layer, parameters for an in-memory module.
+    Exported scores expose posteriors and labels only."""
+    if not isinstance(target, GraphTarget):
+        return frozenset({Output.LABELS, Output.POSTERIORS})
     out = {Output.LABELS, Output.POSTERIORS, Output.FEATURE_QUERIES}
     if target.interface.output == "logits":
         out.add(Output.LOGITS)
@@ -204,8 +209,8 @@ def build_graph_attack(name: str, suite: str,
     return attack
 
 
-def graph_attacks(target: GraphTarget, attacks: Sequence[Any] | None, suite: str,
-                  params: Mapping[str, Mapping[str, Any]] | None = None,
+def graph_attacks(target: GraphTarget | GraphScoresTarget, attacks: Sequence[Any] | None,
+                  suite: str, params: Mapping[str, Mapping[str, Any]] | None = None,
                   ) -> tuple[list[GraphAttack], dict[str, str]]:
     """The attacks to run and, for the default list, those skipped with the reason.
 
@@ -237,17 +242,23 @@ def graph_attacks(target: GraphTarget, attacks: Sequence[Any] | None, suite: str
     return keep, skipped
 
 
-def candidate_table(result: Any, target: GraphTarget,
+def candidate_table(result: Any, target: Any,
                     scaffolds: list[str | None] | None) -> GraphCandidateTable:
-    """The candidates of a graph result with their size, class, side, SMILES, scaffold."""
+    """The candidates of a graph result with their size, class, side, SMILES, scaffold.
+
+    A scores-only target knows no graph: sizes are -1 (no size slice) and no SMILES.
+    """
     ids = np.asarray(result.candidates, dtype=np.int64)
-    gs = target.graphs
-    sizes = np.asarray([int(gs[int(i)].num_nodes) for i in ids], dtype=np.int64)
-    y = gs.y.numpy()[ids]
-    cls = np.asarray([gs.class_names[int(c)] for c in y], dtype=object)
+    gs = target.graphs if isinstance(target, GraphTarget) else None
+    sizes = (np.asarray([int(gs[int(i)].num_nodes) for i in ids], dtype=np.int64)
+             if gs is not None else np.full(len(ids), -1, dtype=np.int64))
+    y = target.labels_of(ids)
+    names = gs.class_names if gs is not None else tuple(str(c) for c in
+                                                        range(target.num_classes))
+    cls = np.asarray([names[int(c)] for c in y], dtype=object)
     part = np.where(result.labels == 1, "train", "test").astype(object)
-    smiles = None if gs.smiles is None else np.asarray([gs.smiles[int(i)] for i in ids],
-                                                       dtype=object)
+    smiles = None if gs is None or gs.smiles is None else np.asarray(
+        [gs.smiles[int(i)] for i in ids], dtype=object)
     scaf = None if scaffolds is None else np.asarray([scaffolds[int(i)] for i in ids],
                                                      dtype=object)
     return GraphCandidateTable(result.attack, result.task.value, ids, result.scores,
@@ -255,23 +266,37 @@ def candidate_table(result: Any, target: GraphTarget,
 
 
 def audit_graph_run(
-    target: GraphTarget, *, attacks: Sequence[Any] | None = None, seed: int = 0,
+    target: GraphTarget | GraphScoresTarget, *, attacks: Sequence[Any] | None = None, seed: int = 0,
     suite: str = "standard", n_bootstrap: int | None = None,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> AuditRun:
-    """Run the graph attacks on ``target``; the report and every graph's scores."""
+    """Run the graph attacks on ``target``; the report and every graph's scores.
+
+    In the default run (``attacks`` None) an attack the target cannot serve (a scores-only
+    target has no graphs, no architecture) is skipped with the reason; a named one fails.
+    """
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
     objs, skipped = graph_attacks(target, attacks, the_suite.name, params)
     exposed = graph_exposure(target)
-    gs = target.graphs
-    scaffolds = murcko_scaffolds(gs.smiles) if gs.smiles is not None else None
+    gs = target.graphs if isinstance(target, GraphTarget) else None
+    scaffolds = murcko_scaffolds(gs.smiles) if gs is not None and gs.smiles is not None \
+        else None
     references = GraphReferencePool(derive_seed(seed, "references"))
     reports, tables = [], []
+    ran = []
     for attack in objs:
-        result = run_graph_attack(attack, target, seed=derive_seed(seed, "run", attack.name),
-                                  exposed=exposed, references=references)
+        try:
+            result = run_graph_attack(attack, target,
+                                      seed=derive_seed(seed, "run", attack.name),
+                                      exposed=exposed, references=references)
+        except CapabilityError as exc:
+            if attacks is not None:
+                raise
+            skipped[attack.name] = str(exc)
+            continue
+        ran.append(attack.name)
         metrics = evaluate_result(result, n_bootstrap=n_boot,
                                   seed=derive_seed(seed, "bootstrap", attack.name),
                                   claimed_delta=target.ledger.delta, ledger=target.ledger)
@@ -287,17 +312,20 @@ def audit_graph_run(
             runtime_s=float(result.runtime_s),
             exposure=json_safe({"most_exposed": graph_most_exposed(table)})))
     cfg: dict[str, Any] = {"task": "graph", "suite": the_suite.name,
-                           "attacks": [a.name for a in objs] if attacks is not None
-                           else "all applicable", **dict(config or {})}
-    cfg["target_model"] = {"model_class": target.model_class,
-                           "output": target.interface.output,
-                           "embedding_layer": target.interface.embedding_layer,
-                           "parameters_exposed": target.interface.parameters,
-                           "shadow_models": target.copies.source}
+                           "attacks": ran if attacks is not None else "all applicable",
+                           **dict(config or {})}
+    if isinstance(target, GraphTarget):
+        cfg["target_model"] = {"model_class": target.model_class,
+                               "output": target.interface.output,
+                               "embedding_layer": target.interface.embedding_layer,
+                               "parameters_exposed": target.interface.parameters,
+                               "shadow_models": target.copies.source}
     if skipped:
         cfg["skipped_attacks"] = skipped
     report = AuditReport(
-        schema_version=REPORT_SCHEMA_VERSION, seed=seed, target=graph_summary(target),
+        schema_version=REPORT_SCHEMA_VERSION, seed=seed,
+        target=graph_summary(target) if isinstance(target, GraphTarget)
+        else target.summary(),
         ledger=target.ledger, attacks=reports, config=json_safe(cfg),
         versions=library_versions(), canary_audits=[])
     return AuditRun(report, tuple(tables))
@@ -371,5 +399,125 @@ def audit_graph_model(
     return run.report
 
 
-__all__ = ["GRAPH_SUITE_BUDGETS", "as_graph_set", "audit_graph_model", "audit_graph_run",
-           "graph_exposure", "graph_ids", "graph_target"]
+class GraphScoresTarget:
+    """A graph classifier known only by its exported scores: one row per graph id.
+
+    Serves the posteriors and class labels of the member and non-member graphs; every
+    other accessor (graphs, queries, embeddings, population, architecture) raises
+    :class:`CapabilityError`, so attacks that need them are skipped with the reason.
+    """
+
+    def __init__(self, scores: NodeScores, members: np.ndarray,
+                 non_members: np.ndarray) -> None:
+        self.scores = scores
+        ids = np.asarray(scores.node_ids, dtype=np.int64)
+        self._row = {int(g): r for r, g in enumerate(ids)}
+        self.num_graphs = int(ids.max()) + 1
+        self.members = members
+        self.non_members = non_members
+        self.population = np.empty(0, dtype=np.int64)
+        self.ledger = PrivacyLedger.non_private()
+        self._logits = as_logits(torch.as_tensor(np.asarray(scores.scores, dtype=np.float64)),
+                                 scores.output)
+
+    @property
+    def num_classes(self) -> int:
+        """Score columns."""
+        return self.scores.num_classes
+
+    @property
+    def copies(self) -> GraphCopies:
+        """Unknown: the scores do not carry the model."""
+        raise CapabilityError("a scores-only target has no model to copy (no architecture); "
+                              "audit the model itself for LiRA, RMIA and the shadow attack")
+
+    def _rows(self, ids: np.ndarray) -> np.ndarray:
+        return np.asarray([self._row[int(i)] for i in np.asarray(ids)], dtype=np.int64)
+
+    def logits_of(self, ids: np.ndarray) -> torch.Tensor:
+        """Logits of graphs ``ids`` from the exported rows."""
+        return self._logits[torch.as_tensor(self._rows(ids))]
+
+    def labels_of(self, ids: np.ndarray) -> np.ndarray:
+        """Class labels of graphs ``ids`` from the export."""
+        return np.asarray(self.scores.labels, dtype=np.int64)[self._rows(ids)]
+
+    def _none(self, what: str) -> CapabilityError:
+        return CapabilityError(f"a scores-only target has no {what}; audit the model itself "
+                               "(graphleaks.audit_model(..., task='graph'))")
+
+    def query(self, graphs: Sequence[Data]) -> torch.Tensor:
+        """Not available from scores."""
+        raise self._none("inference API for submitted graphs")
+
+    def embeddings_of(self, ids: np.ndarray) -> torch.Tensor:
+        """Not available from scores."""
+        raise self._none("graph embeddings")
+
+    def graphs_of(self, ids: np.ndarray) -> list[Data]:
+        """Not available from scores."""
+        raise self._none("graphs (only their scores)")
+
+    def population_graphs(self) -> list[Data]:
+        """Not available from scores."""
+        raise self._none("population graphs")
+
+    def summary(self) -> TargetSummary:
+        """The target card of a scores-only audit."""
+        y = np.asarray(self.scores.labels, dtype=np.int64)
+        pred = self._logits.argmax(1).numpy()
+        utility: dict[str, float] = {}
+        for part, ids in (("train", self.members), ("test", self.non_members)):
+            rows = self._rows(ids)
+            utility[f"{part}_accuracy"] = accuracy(y[rows], pred[rows])
+        return TargetSummary(
+            architecture={"model": "unknown (scores only)", "task": "graph classification"},
+            defense="none", defense_config={},
+            dataset=json_safe({"kind": "scores", "name": self.scores.source,
+                               "graphs": len(y)}),
+            fingerprint="", num_nodes=0, num_edges=0, protocol="scores_only",
+            split_sizes={"train": len(self.members), "test": len(self.non_members),
+                         "aux": 0, "val": 0}, utility=json_safe(utility), training={})
+
+
+def audit_graph_scores_run(
+    scores: NodeScores, members: Any, non_members: Any = None, *,
+    attacks: Sequence[Any] | None = None, seed: int = 0, suite: str = "standard",
+    n_bootstrap: int | None = None, params: Mapping[str, Mapping[str, Any]] | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> AuditRun:
+    """Audit a graph classifier from its exported scores (one row per graph id).
+
+    ``scores`` come from :func:`graphleaks.data.score_files.load_scores` (``graph_id,
+    label, class scores...`` rows, or a ``.npz``) or
+    :func:`~graphleaks.data.score_files.check_scores`; ``non_members`` default to every
+    other scored graph.
+
+    Raises:
+        DataError: Ids out of range or unscored, duplicated or overlapping.
+    """
+    ids = np.asarray(scores.node_ids, dtype=np.int64)
+    n = int(ids.max()) + 1
+    mem = graph_ids(members, n, "members")
+    non = (np.setdiff1d(ids, mem) if non_members is None
+           else graph_ids(non_members, n, "non-members"))
+    for what, s in (("members", mem), ("non-members", non)):
+        missing = np.setdiff1d(s, ids)
+        if missing.size:
+            raise DataError(f"{missing.size} {what} graph id(s) have no row in the scores "
+                            f"({scores.source}); export a row per member and non-member")
+    if np.intersect1d(mem, non).size:
+        raise DataError("some graphs are both members and non-members; the two sets must be "
+                        "disjoint")
+    if non.size == 0:
+        raise DataError("no non-member graphs: export scores of graphs the model never "
+                        "trained on too")
+    target = GraphScoresTarget(scores, mem, non)
+    return audit_graph_run(target, attacks=attacks, seed=seed, suite=suite,
+                           n_bootstrap=n_bootstrap, params=params,
+                           config={"scores_only": True, **dict(config or {})})
+
+
+__all__ = ["GRAPH_SUITE_BUDGETS", "GraphScoresTarget", "as_graph_set", "audit_graph_model",
+           "audit_graph_run", "audit_graph_scores_run", "graph_exposure", "graph_ids",
+           "graph_target"]

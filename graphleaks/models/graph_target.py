@@ -22,7 +22,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -126,6 +126,44 @@ class _LogitAdapter(nn.Module):
         return as_logits(out, self.output)
 
 
+class GraphQueries(Protocol):
+    """What the adversary's view reads of a graph target (a model, or exported scores)."""
+
+    members: np.ndarray
+    non_members: np.ndarray
+    population: np.ndarray
+
+    @property
+    def num_graphs(self) -> int:
+        """Graph ids are ``0..num_graphs-1``."""
+
+    @property
+    def num_classes(self) -> int:
+        """Output width."""
+
+    @property
+    def copies(self) -> GraphCopies:
+        """How to train copies of the architecture (raises CapabilityError if unknown)."""
+
+    def logits_of(self, ids: np.ndarray) -> torch.Tensor:
+        """Logits of graphs ``ids``."""
+
+    def query(self, graphs: Sequence[Data]) -> torch.Tensor:
+        """Logits of submitted graphs."""
+
+    def embeddings_of(self, ids: np.ndarray) -> torch.Tensor:
+        """Pooled embeddings of graphs ``ids``."""
+
+    def labels_of(self, ids: np.ndarray) -> np.ndarray:
+        """Class labels of graphs ``ids``."""
+
+    def graphs_of(self, ids: np.ndarray) -> list[Data]:
+        """Graphs ``ids`` without labels."""
+
+    def population_graphs(self) -> list[Data]:
+        """The population graphs with labels."""
+
+
 @dataclass
 class GraphTarget:
     """A graph classifier under audit, its graph set and the membership of each graph.
@@ -137,7 +175,7 @@ class GraphTarget:
         non_members: Graph ids it never trained on (sorted).
         population: The adversary's auxiliary graph ids (sorted), disjoint from both.
         interface: Output kind, embedding layer, exposed weights.
-        copies: How shadow and reference models are built.
+        copy_maker: How shadow and reference models are built.
         ledger: The model's privacy ledger (non-private for a model trained elsewhere).
         seed: Recorded seed.
         model_class: Class name for the report.
@@ -149,7 +187,7 @@ class GraphTarget:
     non_members: np.ndarray
     population: np.ndarray
     interface: GraphModelInterface
-    copies: GraphCopies
+    copy_maker: GraphCopies
     ledger: PrivacyLedger = field(default_factory=PrivacyLedger.non_private)
     seed: int = 0
     model_class: str = ""
@@ -164,6 +202,11 @@ class GraphTarget:
     def num_classes(self) -> int:
         """Classes of the set (the width of every output row)."""
         return self.graphs.num_classes
+
+    @property
+    def copies(self) -> GraphCopies:
+        """How shadow and reference models are built."""
+        return self.copy_maker
 
     def forward(self, graphs: Sequence[Data], *, layer: bool = False) -> torch.Tensor:
         """Outputs (as logits) of ``graphs``, or the embedding layer's output with ``layer``."""
@@ -328,5 +371,5 @@ def graph_copies(model: Any, output: str, num_features: int, num_classes: int,
 
 
 __all__ = ["COPY_FACTORY", "COPY_RESET", "COPY_SPEC", "COPY_SURROGATE", "GraphCopies",
-           "GraphModelInterface", "GraphTarget", "batch_graphs", "check_graph_outputs",
-           "copy_logits", "graph_copies"]
+           "GraphModelInterface", "GraphQueries", "GraphTarget", "batch_graphs",
+           "check_graph_outputs", "copy_logits", "graph_copies"]

@@ -48,8 +48,9 @@ class GraphCandidateTable(CandidateTable):
 def graph_slice_masks(table: GraphCandidateTable) -> dict[str, np.ndarray]:
     """Slice key to candidate mask: size buckets, classes and the frequent scaffolds."""
     masks: dict[str, np.ndarray] = {}
-    for lo, hi, key in SIZE_BUCKETS:
-        masks[key] = (table.degree >= lo) & (table.degree <= hi)
+    if (np.asarray(table.degree) >= 0).all():  # sizes unknown (-1) from scores only
+        for lo, hi, key in SIZE_BUCKETS:
+            masks[key] = (table.degree >= lo) & (table.degree <= hi)
     names = np.asarray(table.cls).astype(str)
     for c in sorted(np.unique(names).tolist()):
         masks[f"class={c}"] = names == c

@@ -29,7 +29,7 @@ from graphleaks._plugin import Plugin
 from graphleaks._registry import Registry
 from graphleaks.attacks.base import AttackResult, AttackScores, Challenge
 from graphleaks.errors import CapabilityError, InvalidConfigError
-from graphleaks.models.graph_target import GraphCopies, GraphTarget
+from graphleaks.models.graph_target import GraphCopies, GraphQueries
 from graphleaks.seeding import Rngs, derive_seed
 from graphleaks.threat import ALL_OUTPUTS, Output, Task, ThreatModel
 
@@ -84,7 +84,10 @@ def _with_label(g: Data, y: int) -> Data:
 
 
 class GraphTargetView:
-    """What a graph attack may touch of a :class:`GraphTarget`, as its threat model allows.
+    """What a graph attack may touch of a graph target, as its threat model allows.
+
+    The target is a :class:`~graphleaks.models.graph_target.GraphTarget` (a model) or a
+    scores-only target (:class:`graphleaks.audit.graph_audit.GraphScoresTarget`).
 
     Args:
         target: The graph classifier under audit.
@@ -94,7 +97,7 @@ class GraphTargetView:
         references: The audit's shared reference pool (None: the view makes its own).
     """
 
-    def __init__(self, target: GraphTarget, threat_model: ThreatModel, *,
+    def __init__(self, target: GraphQueries, threat_model: ThreatModel, *,
                  exposed: frozenset[Output] = ALL_OUTPUTS, attack: str = "attack",
                  references: GraphReferencePool | None = None, seed: int = 0) -> None:
         self._target = target
@@ -232,7 +235,7 @@ class GraphAttack(Plugin, ABC):
         """Score ``challenge.candidates`` (graph ids); higher = more likely a member."""
 
 
-def run_graph_attack(attack: GraphAttack, target: GraphTarget, *, seed: int,
+def run_graph_attack(attack: GraphAttack, target: GraphQueries, *, seed: int,
                      exposed: frozenset[Output] = ALL_OUTPUTS,
                      references: GraphReferencePool | None = None) -> AttackResult:
     """Score every member and non-member graph and attach the truth after scoring.
