@@ -22,6 +22,7 @@ from graphleaks.report.graph_scores import SIZE_BUCKETS
 from graphleaks.report.risk_sections import _slice_rows, sides, slice_methods
 
 if TYPE_CHECKING:
+    from graphleaks.metrics.binary import Estimate
     from graphleaks.report.report import AttackReport, AuditReport
 
 CLASS_PREFIX = "class="
@@ -55,10 +56,19 @@ def _tick(report: AuditReport, key: str) -> str:
     return key[len(CLASS_PREFIX):]
 
 
-def slice_figure(report: AuditReport, keys: Sequence[str], what: str) -> Any | None:
-    """TPR@1%FPR (left) and AUC (right), with intervals, per slice in ``keys``; one line
-    per attack. None when no attack has an estimate on any of them (no empty figure)."""
-    series = []
+def slice_figure(report: AuditReport, keys: Sequence[str], what: str, *,
+                 ordered: bool = True) -> Any | None:
+    """TPR@1%FPR (left) and AUC (right), with intervals, per slice in ``keys`` that any
+    attack has an estimate on; one series per attack, joined by lines when the slices are
+    ``ordered`` (sizes), markers only when not (classes). None when no attack has an
+    estimate on any of them (no empty figure)."""
+
+    def estimated(k: str) -> bool:
+        return any((s := a.metrics.slices.get(k)) is not None and s.auc is not None
+                   and 0.01 in s.tpr_at_fpr for a in report.attacks)
+
+    keys = [k for k in keys if estimated(k)]
+    series: list[tuple[str, list[tuple[int, Estimate, Estimate]]]] = []
     for a in report.attacks:
         pts = []
         for i, k in enumerate(keys):
@@ -73,13 +83,13 @@ def slice_figure(report: AuditReport, keys: Sequence[str], what: str) -> Any | N
     for j, (name, pts) in enumerate(series):
         dx = (j - (len(series) - 1) / 2) * 0.06
         for ax, col in ((axes[0], 2), (axes[1], 1)):
-            ests = [p[col] for p in pts]
+            ests: list[Estimate] = [p[2] if col == 2 else p[1] for p in pts]
             ys = [float(e.value) for e in ests]
             # clipped at 0: an interval read from an old file may miss its estimate
             lo = [max(0.0, y - float(e.lo)) for y, e in zip(ys, ests, strict=True)]
             hi = [max(0.0, float(e.hi) - y) for y, e in zip(ys, ests, strict=True)]
             ax.errorbar([p[0] + dx for p in pts], ys, yerr=[lo, hi], marker="o", capsize=3,
-                        label=name)
+                        label=name, ls="-" if ordered else "none")
     ticks = [_tick(report, k) for k in keys]
     for ax, title, base in ((axes[0], "TPR@1%FPR", 0.01), (axes[1], "AUC", 0.5)):
         ax.axhline(base, color="grey", ls="--", lw=1)
@@ -135,7 +145,7 @@ def render_graph_slices_html(report: AuditReport) -> str:
     else:
         out.append('<p class="sub">No size figure: every size bucket is too small for a 1% '
                    "FPR point.</p>")
-    fig = slice_figure(report, class_keys(report), "class")
+    fig = slice_figure(report, class_keys(report), "class", ordered=False)
     if fig is not None:
         out.append(figure(fig, "TPR@1%FPR (left) and AUC (right) per class, member graphs "
                                "of each class in brackets: is a minority class more exposed? "

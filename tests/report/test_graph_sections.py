@@ -46,7 +46,7 @@ def test_graph_html_has_class_and_size_figures_and_no_degree_plot(graph_report):
     assert "leakage against degree" not in page and "Per-node risk" not in page
     assert "most exposed member graphs" in page
     # member counts per class in the tick labels are the slices' own counts
-    fig = slice_figure(report, keys, "class")
+    fig = slice_figure(report, keys, "class", ordered=False)
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     counts = [report.attacks[0].metrics.slices[k].n_pos for k in keys]
     assert labels == [f"{c}\n({n} members)" for c, n in zip(gs.class_names, counts,
@@ -69,6 +69,10 @@ def test_scores_only_graph_html_says_sizes_are_unknown(graph_report):
     assert 'alt="leakage by class"' in page and "leakage against degree" not in page
 
 
-def test_slice_figure_is_none_without_estimates(graph_report):
+def test_slice_figure_draws_only_estimated_slices(graph_report):
     _, _, report = graph_report
     assert slice_figure(report, ["class=no-such-class"], "class") is None
+    sizes = [k for k, s in report.attacks[0].metrics.slices.items()
+             if k.startswith("nodes") and s.auc is not None]
+    fig = slice_figure(report, [*sizes, "nodes>=31"], "graph size")
+    assert [t.get_text() for t in fig.axes[1].get_xticklabels()] == sizes
