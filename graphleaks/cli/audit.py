@@ -140,9 +140,14 @@ def run_target_audit(
                                 n_bootstrap=budgets.n_bootstrap, view=budgets.query_graph,
                                 config=config, suite=the_suite,
                                 defense_aware=not adversary.defense_unaware,
-                                compare_unit=adversary.compare_unit)
+                                compare_unit=adversary.compare_unit,
+                                canary=_default_canary(canary, canary_cfgs, names))
         report = run.report
+        if canary.off and report.ledger.unit.value != "none":
+            report.config["canary_audit_skipped"] = (
+                "turned off with --canary-audit none; drop it to measure audited ε")
         if canary_cfgs:
+            report.config.pop("canary_audit_skipped", None)  # the ones asked for run here
             import dataclasses
 
             from graphleaks.audit.canary import canary_audit
@@ -157,6 +162,20 @@ def run_target_audit(
     output.publish(report)
     if any(a.violation for a in report.canary_audits):
         raise typer.Exit(3)
+
+
+def _default_canary(canary: o.CanaryChoice, asked: list[Any],
+                    names: list[str] | None) -> bool | None:
+    """Whether the runner adds the default canary audit of a defended target.
+
+    Not when units are named (they run here instead, once) or it is turned off; yes
+    whenever the attacks are not narrowed with --attack, --param included, since the
+    canary audit tests the defense, not the attack list; a narrowed list keeps the
+    runner's default (none, with a note saying how to get one).
+    """
+    if asked or canary.off:
+        return False
+    return True if names is None else None
 
 
 def _sweep_rows(path: Path | None) -> Any:
