@@ -39,7 +39,7 @@ def test_scores_audit_writes_report_and_check_gates_it(export, tmp_path):
     r = _audit(out, export / "scores.npz", export / "members.txt", "--non-members",
                str(export / "non_members.txt"))
     assert r.exit_code == 0, r.output
-    assert "skipped linkteller" in r.stdout
+    assert "linkteller was skipped" in r.stdout
     for name in ("report.json", "report.md", "report.html", "scores.csv"):
         assert (out / name).is_file()
     data = json.loads((out / "report.json").read_text())
