@@ -225,7 +225,7 @@ def test_progress_on_the_model_and_scores_paths(own, files, tmp_path,  # noqa: A
     with torch.no_grad():
         post = torch.softmax(own.model(own.graph.x, own.graph.edge_index), 1).numpy()[ids]
     np.savez(tmp_path / "s.npz", scores=post, labels=own.graph.y.numpy()[ids], node_ids=ids)
-    (tmp_path / "m.txt").write_text("\n".join(str(i) for i in own.members))
+    (tmp_path / "m.txt").write_text("node_id\n" + "\n".join(str(i) for i in own.members))
     r = CliRunner().invoke(app, ["audit", "scores", str(tmp_path / "s.npz"), "--members",
                                  str(tmp_path / "m.txt"), *QUICK, "--progress", "--out",
                                  str(tmp_path / "s")])
