@@ -231,4 +231,5 @@ def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
         lines.append(f"| {a.unit} | {b.num_canaries} ({a.num_inserted}) | {a.attack} "
                      f"| {b.num_guesses} / {b.num_correct} | {_fmt(a.claimed_epsilon)} | "
                      f"{_fmt(b.epsilon_lb)} | {_fmt(b.mu_lb)} | {verdict} |")
-    return [*lines, ""]
+    scopes = [f"- {a.unit}: audited {a.scope}" for a in audits if a.scope]
+    return [*lines, "", *scopes, *([""] if scopes else [])]
