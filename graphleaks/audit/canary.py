@@ -280,8 +280,9 @@ def canary_audit(
         unit=cfg.unit, defense=d.name, attack=used, claimed_epsilon=float(led.epsilon),
         claimed_delta=float(led.delta), bound=bound,
         violation=bool(bound.epsilon_lb > led.epsilon), num_inserted=int(coins.sum()),
-        seed=seed, scope="the trained target (one training run with the canaries)", notes=notes + (f"{r} guesses (top {r // 2} in, bottom {r - r // 2} out), "
-                                  f"one target training",),
+        seed=seed, scope="the trained target (one training run with the canaries)",
+        notes=notes + (f"{r} guesses (top {r // 2} in, bottom {r - r // 2} out), "
+                       f"one target training",),
     )
 
 

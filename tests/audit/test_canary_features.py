@@ -173,3 +173,32 @@ def test_cora_five_seeds_at_the_standard_budget(name, params) -> None:  # noqa: 
         assert not a.violation, (name, params, seed, a.audited_epsilon)
         if name == "lpgnn":  # m = 1 bit (ε = 1) or 1 of 1433 coordinates at ε/1 (ε = 4)
             assert a.audited_epsilon > 0.6 * a.claimed_epsilon, (seed, a.audited_epsilon)
+
+
+def test_cli_canary_audit_node_feature(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from graphleaks.cli import app
+    from graphleaks.data.synthetic import csbm
+
+    g = csbm(120, num_classes=3, num_features=8, seed=0)
+    np.savetxt(tmp_path / "e.csv", g.edge_index.numpy().T, fmt="%d", delimiter=",",
+               header="src,dst", comments="")
+    np.save(tmp_path / "x.npy", g.x.numpy())
+    np.savetxt(tmp_path / "y.csv", g.y.numpy(), fmt="%d")
+    r = CliRunner().invoke(app, [
+        "audit", "--edges", str(tmp_path / "e.csv"), "--features", str(tmp_path / "x.npy"),
+        "--labels", str(tmp_path / "y.csv"), "--attack", "label_only_mia", "--defense", "lpgnn",
+        "--epsilon", "1", "--param", "lpgnn.epochs=3", "--param", "lpgnn.dataset=cora",
+        "--canary-audit", "node_feature", "--canaries", "60",
+        "--n-bootstrap", "50", "--out", str(tmp_path / "r")])
+    assert r.exit_code == 0, r.output
+    (audit,) = json.loads((tmp_path / "r" / "report.json").read_text())["canary_audits"]
+    assert audit["unit"] == "node_feature" and audit["claimed_epsilon"] == 1.0
+    assert audit["bound"]["num_canaries"] == 60 and audit["attack"] == "released"
+    assert "canary audit (node_feature unit)" in r.stdout
+    assert "audited: the feature mechanism's release" in r.stdout
+    assert "audited the feature mechanism's release" in (tmp_path / "r" / "report.md").read_text()
