@@ -222,7 +222,9 @@ def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
     lines = ["## Canary audits (one run)", "",
              "Audited ε and GDP μ are lower bounds at the stated confidence: ε from Steinke, "
              "Nasr & Jagielski (2023), μ from the one-run f-DP analysis of Mahloujifar, Melis & "
-             "Chaudhuri (2025); each audit trained one extra target with the canaries.", "",
+             "Chaudhuri (2025); an edge or node audit trained one extra target with the "
+             "canaries, a node_feature audit ran the feature mechanism alone (no training).",
+             "",
              "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
              "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
     for a in audits:
