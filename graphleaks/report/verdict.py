@@ -664,7 +664,8 @@ def render_verdict_markdown(report: GradedReport) -> str:
 def _audited_lines(report: GradedReport) -> list[str]:
     """Claimed beside audited ε, one line per canary audit."""
     return [f"Claimed ε {a.claimed_epsilon:.3g} ({a.unit} unit) beside canary-audited ε ≥ "
-            f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries): "
+            f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries"
+            + (f"; audited: {a.scope}" if a.scope else "") + "): "
             + ("**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent")
             + "." for a in report.canary_audits] + ([""] if report.canary_audits else [])
 
