@@ -280,9 +280,10 @@ class AdversaryChoice:
 # ---------------------------------------------------------------- canary audit
 
 CanaryAudit = Annotated[list[str] | None, typer.Option(
-    "--canary-audit", help="Run a one-run canary audit of this privacy unit (edge or node; "
-                           "repeatable) in place of the default one: trains one extra target "
-                           "with canaries and reports claimed beside audited ε. Exit 3 if "
+    "--canary-audit", help="Run a one-run canary audit of this privacy unit (edge, node or "
+                           "node_feature; repeatable) in place of the default one: trains one "
+                           "extra target with canaries (node_feature: runs the feature "
+                           "mechanism only) and reports claimed beside audited ε. Exit 3 if "
                            "audited > claimed. A defended target gets one of its ledger's "
                            "unit by default; 'none' turns it off.",
     rich_help_panel=CANARY)]
@@ -290,7 +291,8 @@ Canaries = Annotated[int | None, typer.Option(
     "--canaries", help="Canaries per --canary-audit (default: 1000).", rich_help_panel=CANARY)]
 CanaryAttack = Annotated[str | None, typer.Option(
     "--canary-attack", help="Canary scoring: auto (default), released or influence (edge); "
-                            "auto or loss (node).", rich_help_panel=CANARY)]
+                            "auto or loss (node); auto or released (node_feature).",
+    rich_help_panel=CANARY)]
 
 
 #: ``--canary-audit none``: no canary audit, not even the default one of a defended target.
@@ -320,7 +322,6 @@ class CanaryChoice:
             if len(units) > 1:
                 raise InvalidConfigError("--canary-audit none turns the canary audit off, and "
                                          "a unit was named too; give units or none, not both")
-            units = []
             if canaries is not None or attack is not None:
                 flag = "--canaries" if canaries is not None else "--canary-attack"
                 raise InvalidConfigError(f"{flag} sets up a canary audit, and --canary-audit "
@@ -449,7 +450,8 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
     for a in report.canary_audits:
         flag = "VIOLATION: audited ε above claimed ε" if a.violation else "consistent"
         typer.echo(f"  canary audit ({a.unit} unit): claimed ε {a.claimed_epsilon:.3g}, "
-                   f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})")
+                   f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})"
+                   + (f"; audited: {a.scope}" if a.scope else ""))
     notes = verdict_notes(report)  # skipped and ungraded attacks, with what to do
     if notes:
         typer.echo("Notes")
