@@ -37,7 +37,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     model = train_user_gin([gs[int(i)] for i in MEMBERS], gs.y[MEMBERS])
     x, ei, b = batch_graphs([gs[i] for i in range(4)])
     export_graph_pt2(model, x, ei, b, d / "gin.pt2")
-    (d / "members.txt").write_text("\n".join(str(i) for i in MEMBERS) + "\n")
+    # a header row: a bare first line 0 is ambiguous (pandas' unnamed column) and refused
+    (d / "members.txt").write_text("graph_id\n" + "\n".join(str(i) for i in MEMBERS) + "\n")
     (d / "non.txt").write_text("# graph ids\n" + "\n".join(str(i) for i in NON) + "\n")
     return {"dir": d, "gs": gs, "model": model, "example": (x, ei, b)}
 
@@ -168,7 +169,7 @@ def test_bad_options_are_one_line_exit_2(setup, tmp_path, args, needles):  # noq
             "--members", str(d / "members.txt"), "--non-members", str(d / "non.txt"),
             *QUICK, "--quiet", "--out", str(out)]
     if args == ["--members-file-out-of-range"]:
-        (tmp_path / "m.txt").write_text("0\n1\n400\n")
+        (tmp_path / "m.txt").write_text("5\n1\n400\n")
         base[base.index("--members") + 1] = str(tmp_path / "m.txt")
     elif args == ["--no-set"]:
         base.remove("--dataset")
