@@ -89,7 +89,7 @@ def one_run(name: str, seed: int, args: argparse.Namespace) -> dict[str, object]
     members, non, pop = np.sort(perm[:k]), np.sort(perm[k:2 * k]), np.sort(perm[2 * k:4 * k])
     # patience 0: no early stopping (the overfit configuration)
     spec = GraphClassifierSpec(hidden=args.hidden, layers=3, epochs=args.epochs, patience=0,
-                               batch_size=32)
+                               batch_size=32, lr=args.lr)
     model, _ = fit_graph_classifier(spec, [gs[int(i)] for i in members], gs.num_classes,
                                     seed=seed)
     target = graph_target(model, gs, members, non, population=pop)
@@ -204,6 +204,8 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=200,
                    help="target epochs, no early stopping (also the shadow model's)")
     p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--lr", type=float, default=0.01,
+                   help="Adam learning rate of the target, shadow and reference models")
     p.add_argument("--references", type=int, default=16)
     p.add_argument("--ref-epochs", type=int, default=0,
                    help="epochs of each reference model (0: as many as the target)")
