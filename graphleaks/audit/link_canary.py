@@ -174,6 +174,9 @@ def link_canary_audit(
     if d.privacy_unit not in (PrivacyUnit.EDGE, PrivacyUnit.NONE):
         raise InvalidConfigError(f"{d.name} protects unit {d.privacy_unit.value}, not edges; "
                                  "an edge canary audit needs an edge-level defense")
+    if cfg.attack == "released" and not d.releases_graph:
+        raise InvalidConfigError(f"The attack parameter 'released' needs a defense that "
+                                 f"releases a graph; {d.name} does not. Valid: auto, score.")
     esplit = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes, split,
                                       seed=derive_seed(seed, "split"))
     rng = np.random.default_rng(derive_seed(seed, "canaries"))

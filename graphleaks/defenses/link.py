@@ -111,6 +111,8 @@ class LinkDefense(Plugin, ABC):
 
     _registry = link_registry
     privacy_unit: ClassVar[PrivacyUnit] = PrivacyUnit.EDGE
+    #: Whether the target is served on a graph the defense released (edge audits test it).
+    releases_graph: ClassVar[bool] = False
 
     def default_spec(self) -> LinkPredictorSpec:
         """The predictor trained when the caller names none."""
@@ -204,6 +206,7 @@ class LinkEdgeRand(LinkDefense):
 
     name = "edgerand"
     Config = LinkEdgeRandConfig
+    releases_graph = True
 
     def mechanism_epsilon(self) -> float:
         """The ε the release runs at (the ledger's; a broken test fixture overrides it)."""
@@ -252,6 +255,7 @@ class LinkLapGraph(LinkDefense):
 
     name = "lapgraph"
     Config = LinkLapGraphConfig
+    releases_graph = True
 
     def _fit(self, graph: Data, x: torch.Tensor, split: EdgeMembershipSplit,
              spec: LinkPredictorSpec, seed: int) -> TrainedLinkTarget:
