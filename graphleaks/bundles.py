@@ -79,7 +79,9 @@ def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
     return graph
 
 
-def save_bundle(target: TrainedTarget | TrainedLinkTarget, path: str | Path, *, overwrite: bool = False) -> Path:
+def save_bundle(
+    target: TrainedTarget | TrainedLinkTarget, path: str | Path, *, overwrite: bool = False
+) -> Path:
     """Write ``target`` as a bundle directory, atomically.
 
     The directory is assembled under a temporary name and renamed into place, so a crash

@@ -42,7 +42,6 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
     """Rows of every kind, from the registries themselves (imports torch)."""
     from graphleaks.attacks import registry as attacks
     from graphleaks.data.datasets import datasets
-    from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ARCHITECTURES
 
     return {

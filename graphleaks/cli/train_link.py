@@ -97,10 +97,10 @@ def train_link(
                                  "the link task")
     split_cfg = validate(EdgeSplitConfig(kind=protocol or "transductive"))
     if cls.name in ("dp_sgd", "gap_edp"):
+        import torch
+
         from graphleaks.models.edge_dp_sgd import check_edge_private
         from graphleaks.models.link_predictor import LinkPredictor
-
-        import torch
 
         with torch.device("meta"):
             check_edge_private(LinkPredictor(1, spec))  # refused before the graph is read

@@ -95,8 +95,8 @@ _UNIT_NOTE = ("unit: one member edge (an undirected training edge of the edge sp
 
 def edge_free_spec(spec: LinkPredictorSpec | None = None) -> LinkPredictorSpec:
     """The edge-free predictor per-edge DP-SGD can train: ``spec`` with an ``mlp`` encoder,
-    no propagation, no VGAE (the defaults: one hidden layer of 256, embeddings of 64)."""
-    base = spec or LinkPredictorSpec.gae(encoder="mlp", hidden=(256,), embedding_dim=64)
+    no propagation, no VGAE (the default: a linear map to 64-dimensional embeddings)."""
+    base = spec or LinkPredictorSpec.gae(encoder="mlp", hidden=(), embedding_dim=64)
     return dataclasses.replace(base, encoder="mlp", propagation=0, variational=False)
 
 
