@@ -40,6 +40,9 @@ def test_train_link_bipartite_dataset(tmp_path):
     assert r.exit_code == 0, r.output
     t = load_bundle(out)
     assert t.spec.encoder == "sage" and t.spec.epochs == 2 and t.dataset.kind == "bundled"
+    # graphleaks serve answers node queries only: a link bundle is refused in one line
+    r = runner.invoke(app, ["serve", str(out)])
+    assert r.exit_code == 2 and "link target" in r.output
 
 
 @pytest.mark.parametrize("args,match", [
