@@ -30,6 +30,7 @@ from graphleaks.data.splits import MembershipSplit
 from graphleaks.defenses import registry as defenses
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.graph_target import GraphTarget
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.versions import library_versions
@@ -77,7 +78,8 @@ def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
     return graph
 
 
-def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = False) -> Path:
+def save_bundle(target: TrainedTarget | GraphTarget, path: str | Path, *,
+                overwrite: bool = False) -> Path:
     """Write ``target`` as a bundle directory, atomically.
 
     The directory is assembled under a temporary name and renamed into place, so a crash
@@ -85,7 +87,8 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
     graphleaks bundle holding nothing but bundle files (see :mod:`graphleaks._outputs`).
 
     Args:
-        target: The trained target.
+        target: The trained target (a node target, or a graph classifier's
+            :class:`~graphleaks.models.graph_target.GraphTarget`: task ``graph``).
         path: Destination directory.
         overwrite: Replace an existing bundle at ``path``.
 
@@ -95,6 +98,12 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
     dest = Path(path)
     if dest.exists() and not overwrite:
         raise BundleError(f"{dest} already exists; choose another path or pass --overwrite")
+    if isinstance(target, GraphTarget):
+        from graphleaks.graph_bundles import write_graph_bundle
+
+        graph_target = target
+        return publish_dir(dest, BUNDLE, lambda tmp: write_graph_bundle(graph_target, tmp),
+                           overwrite=True)
     return publish_dir(dest, BUNDLE, lambda tmp: _write_bundle(target, tmp), overwrite=True)
 
 
@@ -165,7 +174,7 @@ _MANIFEST_FIELDS: dict[str, tuple[type, bool]] = {
     "defense": (str, True), "fingerprint": (str, True), "files": (dict, True),
     "sha256": (dict, True), "ledger": (dict, True), "seed": (int, False),
     "dataset": (dict, False), "defense_config": (dict, False), "utility": (dict, False),
-    "training": (dict, False),
+    "training": (dict, False), "task": (str, False),
 }
 
 
@@ -460,6 +469,9 @@ def load_bundle(
     """
     root = Path(path)
     manifest = read_manifest(root)
+    if manifest.get("task", "node") != "node":
+        raise BundleError(f"bundle {root} holds a {str(manifest['task'])[:20]} target; load it "
+                          "with graphleaks.graph_bundles.load_graph_bundle")
     files, sums = _files(manifest, root), manifest["sha256"]
     state = _tensors(root, WEIGHTS, sums)
     extras = _tensors(root, EXTRAS, sums) if "extras" in files else {}
