@@ -17,10 +17,14 @@ Canaries (``kind``):
   memorisation of the canary itself fits that label, which is what the coin tests.
 * ``mislabelled``: a copy of a randomly drawn graph with a label other than its own.
 
-The one-run bound cannot exceed about ``log`` of the odds that ``r`` guesses at confidence
-0.95 allow (≈ 1.8 for 200 canaries and 40 guesses, all correct), so an audit at ε = 4 or 8
-can only show that the claim is not grossly violated; a broken implementation is caught at
-small claimed ε (the tests use ε = 1).
+The one-run bound is capped by the number of guesses (500 canaries, 250 guesses, all
+correct: audited ε ≈ 4.4 at δ = 1e-5, confidence 0.95), so an audit at ε = 4 or 8 can only show that the
+claim is not grossly violated; a broken implementation is caught at small claimed ε (the
+tests use ε = 1). Power, measured on solubility-sized sets (``tests/audit/
+test_graph_canary.py``): DP-SGD with its noise divided by 30 or 100 and the ledger unchanged
+is caught at claimed ε = 1 on every seed tried; divided by 10 (true ε ≈ 30) the loss of the
+final model separates inserted from absent canaries (AUC ≈ 0.7) but does not reliably push
+the bound past 1.
 
 Caveat, as in every DP-SGD audit with Poisson sampling at rate ``B / N``: the inserted
 canaries change N, and so the rate, slightly; the ledger accounts the rate that ran.
@@ -63,8 +67,8 @@ class GraphCanaryConfig:
         confidence: Confidence level of the lower bounds.
     """
 
-    num_canaries: int = field(default=200, metadata={"range": (1, 100_000)})
-    guess_fraction: float = field(default=0.2, metadata={"range": (0.0, 1.0),
+    num_canaries: int = field(default=500, metadata={"range": (1, 100_000)})
+    guess_fraction: float = field(default=0.5, metadata={"range": (0.0, 1.0),
                                                           "closed": "right"})
     kind: str = field(default="ood", metadata={"choices": CANARY_KINDS})
     feature_scale: float = field(default=1.0, metadata={"range": (0.0, 1e6),

@@ -42,6 +42,7 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
     """Rows of every kind, from the registries themselves (imports torch)."""
     from graphleaks.attacks import registry as attacks
     from graphleaks.data.datasets import datasets
+    from graphleaks.data.graphsets.named import GRAPH_SET_CATALOGUE
     from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ARCHITECTURES
 
@@ -51,7 +52,8 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
                        + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
                     for n in attacks.names()},
         "defenses": {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()},
-        "datasets": {n: datasets.get(n).description for n in datasets.names()},
+        "datasets": {**{n: datasets.get(n).description for n in datasets.names()},
+                     **GRAPH_SET_CATALOGUE},
         "architectures": {a: "" for a in ARCHITECTURES},
     }
 

@@ -44,8 +44,25 @@ def train(
     = False,
     seed: Seed = 0,
     verbose: Verbose = False,
+    task: Annotated[str, typer.Option(
+        help="node (node classification) or graph (graph classification: --dataset "
+             "solubility, motif or a TU name, or --graphs FILE; defenses none, dp_sgd).")]
+    = "node",
+    graphs: Annotated[Path | None, typer.Option(
+        help="--task graph: a molecule file (.smi/.smiles or .sdf, needs "
+             "graphleaks[molecules]).")] = None,
+    on_invalid: Annotated[str | None, typer.Option(
+        help="--task graph with --graphs: refuse (default) or skip a molecule RDKit cannot "
+             "parse.")] = None,
 ) -> None:
     """Train a target on a dataset and save it as a model bundle."""
+    if task != "node" or graphs is not None or on_invalid is not None:
+        from graphleaks.cli.train_graph import train_graph
+
+        return train_graph(ctx, task=task, out=out, dataset=dataset, data_root=data_root,
+                           graphs=graphs, on_invalid=on_invalid, arch=arch, defense=defense,
+                           train_frac=train_frac, epochs=epochs, epsilon=epsilon, delta=delta,
+                           overwrite=overwrite, seed=seed, verbose=verbose)
     from graphleaks._outputs import BUNDLE, check_output_dir
     from graphleaks._validation import validate
     from graphleaks.audit.runner import train_target
