@@ -18,13 +18,13 @@ Canaries (``kind``):
 * ``mislabelled``: a copy of a randomly drawn graph with a label other than its own.
 
 The one-run bound is capped by the number of guesses (500 canaries, 250 guesses, all
-correct: audited ε ≈ 4.4 at δ = 1e-5, confidence 0.95), so an audit at ε = 4 or 8 can only show that the
-claim is not grossly violated; a broken implementation is caught at small claimed ε (the
-tests use ε = 1). Power, measured on solubility-sized sets (``tests/audit/
-test_graph_canary.py``): DP-SGD with its noise divided by 30 or 100 and the ledger unchanged
-is caught at claimed ε = 1 on every seed tried; divided by 10 (true ε ≈ 30) the loss of the
-final model separates inserted from absent canaries (AUC ≈ 0.7) but does not reliably push
-the bound past 1.
+correct: audited ε ≈ 4.4 at δ = 1e-5 and confidence 0.95), so an audit at ε = 4 or 8 can only
+show that the claim is not grossly violated; a broken implementation is caught at small
+claimed ε (the tests use ε = 1). Power, measured on solubility-sized sets
+(``tests/audit/test_graph_canary.py``): DP-SGD with its noise divided by 30 or 100 and the
+ledger unchanged is caught at claimed ε = 1 on every seed tried; divided by 10 (true ε ≈ 30)
+the loss of the final model separates inserted from absent canaries (AUC ≈ 0.7) but does not
+reliably push the bound past 1.
 
 Caveat, as in every DP-SGD audit with Poisson sampling at rate ``B / N``: the inserted
 canaries change N, and so the rate, slightly; the ledger accounts the rate that ran.
