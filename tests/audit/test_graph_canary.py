@@ -1,7 +1,7 @@
 """The graph canary audit: claimed beside audited ε for per-graph DP-SGD (issue 26).
 
 The synthetic set is "molecule-like": motif graphs whose nodes also carry a one-hot random
-atom type among 24 (32 feature columns, as wide as the solubility set's 33), since the
+atom type among 24 (32 feature columns, about as wide as the solubility set's 29), since the
 canaries' power depends on the feature width (random canary features in 8 columns crowd
 together and generalise to each other).
 """
