@@ -150,7 +150,7 @@ def graph_canary_audit(
         ...                        "delta": 1e-3}, spec=GraphClassifierSpec(hidden=8,
         ...                        epochs=1, batch_size=8), num_canaries=30, seed=0)
         >>> a.unit, a.claimed_epsilon <= 1.0, a.bound.num_canaries, a.bound.num_guesses
-        ('graph', True, 30, 6)
+        ('graph', True, 30, 15)
     """
     cfg = validate(GraphCanaryConfig(**{**asdict(config or GraphCanaryConfig()), **overrides}),
                    "graph_canary_audit")
