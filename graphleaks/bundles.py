@@ -30,8 +30,8 @@ from graphleaks.data.splits import MembershipSplit
 from graphleaks.defenses import registry as defenses
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
-from graphleaks.models.graph_target import GraphTarget
 from graphleaks.models.target import TrainedTarget
+from graphleaks.models.trained_graph_target import TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.versions import library_versions
 
@@ -78,7 +78,7 @@ def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
     return graph
 
 
-def save_bundle(target: TrainedTarget | GraphTarget, path: str | Path, *,
+def save_bundle(target: TrainedTarget | TrainedGraphTarget, path: str | Path, *,
                 overwrite: bool = False) -> Path:
     """Write ``target`` as a bundle directory, atomically.
 
@@ -88,7 +88,7 @@ def save_bundle(target: TrainedTarget | GraphTarget, path: str | Path, *,
 
     Args:
         target: The trained target (a node target, or a graph classifier's
-            :class:`~graphleaks.models.graph_target.GraphTarget`: task ``graph``).
+            :class:`~graphleaks.models.trained_graph_target.TrainedGraphTarget`: task ``graph``).
         path: Destination directory.
         overwrite: Replace an existing bundle at ``path``.
 
@@ -98,7 +98,7 @@ def save_bundle(target: TrainedTarget | GraphTarget, path: str | Path, *,
     dest = Path(path)
     if dest.exists() and not overwrite:
         raise BundleError(f"{dest} already exists; choose another path or pass --overwrite")
-    if isinstance(target, GraphTarget):
+    if isinstance(target, TrainedGraphTarget):
         from graphleaks.graph_bundles import write_graph_bundle
 
         graph_target = target

@@ -1,9 +1,9 @@
-"""Bundles of graph-classification targets (task ``graph``): save and load a GraphTarget.
+"""Bundles of graph-classification targets (task ``graph``): save and load a TrainedGraphTarget.
 
 The same closed box as a node bundle (:mod:`graphleaks.bundles`): a manifest, safetensors
 weights, the split as JSON, every file checksummed, nothing unpickled, no path followed out of
 the bundle. The manifest adds ``"task": "graph"`` and the class names; the split is a
-:class:`~graphleaks.models.graph_target.GraphSplit` record; the dataset is a
+:class:`~graphleaks.models.trained_graph_target.GraphSplit` record; the dataset is a
 :class:`~graphleaks.data.graphsets.ref.GraphSetRef`. A graph set that cannot be rebuilt from
 its record (a molecule file on the user's machine, a set built in memory) travels inside the
 bundle as ``graph.safetensors``: every graph's nodes and edges concatenated, with offsets.
@@ -42,7 +42,7 @@ from graphleaks.data.graphsets.ref import GraphSetRef
 from graphleaks.defenses.graph_base import graph_registry
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.graph_classifier import GraphClassifier, GraphClassifierSpec
-from graphleaks.models.graph_target import GraphSplit, GraphTarget
+from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.versions import library_versions
 
@@ -118,7 +118,7 @@ def _uncarried(t: dict[str, torch.Tensor], class_names: list[str], where: Path) 
         raise BundleError(str(exc)) from None
 
 
-def write_graph_bundle(target: GraphTarget, tmp: Path) -> None:
+def write_graph_bundle(target: TrainedGraphTarget, tmp: Path) -> None:
     """Write ``target``'s bundle files into the (empty, temporary) folder ``tmp``.
 
     Called by :func:`graphleaks.bundles.save_bundle`, which publishes the folder atomically.
@@ -167,7 +167,7 @@ def _spec(raw: dict[str, Any], where: Path) -> GraphClassifierSpec:
 
 
 def load_graph_bundle(path: str | Path, *, data_root: str | Path | None = None,
-                      graph_file: str | Path | None = None) -> GraphTarget:
+                      graph_file: str | Path | None = None) -> TrainedGraphTarget:
     """Load a graph-classification bundle written by :func:`graphleaks.bundles.save_bundle`.
 
     Args:
@@ -235,7 +235,7 @@ def load_graph_bundle(path: str | Path, *, data_root: str | Path | None = None,
     except DataError as exc:
         raise BundleError(f"{root / SPLIT}: {exc}") from None
     seed = manifest.get("seed") or 0
-    return GraphTarget(
+    return TrainedGraphTarget(
         model=model, spec=spec, graphs=graphs, split=split, seed=int(seed), ledger=ledger,
         dataset=None if ref is None else ref.pinned(graphs), defense=defense,
         defense_config=dict(manifest.get("defense_config") or {}),

@@ -46,7 +46,7 @@ from graphleaks.defenses.graph_base import GraphDefense, graph_registry
 from graphleaks.errors import InvalidConfigError
 from graphleaks.metrics.one_run import min_canaries, one_run_bound
 from graphleaks.models.graph_classifier import GraphClassifierSpec
-from graphleaks.models.graph_target import GraphSplit, GraphTarget
+from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyUnit
 from graphleaks.report.records import CanaryAudit
 from graphleaks.seeding import derive_seed
@@ -110,7 +110,7 @@ def make_graph_canaries(graphs: GraphSet, m: int, kind: str, feature_scale: floa
 
 
 @torch.no_grad()
-def canary_scores(target: GraphTarget, ids: np.ndarray) -> np.ndarray:
+def canary_scores(target: TrainedGraphTarget, ids: np.ndarray) -> np.ndarray:
     """Log posterior of each canary's own label (higher = more likely trained on)."""
     logp = torch.log_softmax(target.logits(ids).double(), dim=1)
     y = target.graphs.y[torch.as_tensor(ids)]

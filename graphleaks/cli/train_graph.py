@@ -63,7 +63,7 @@ def train_graph(ctx: typer.Context, *, task: str, out: Path, dataset: str | None
     from graphleaks.data.graphsets.ref import GraphSetRef
     from graphleaks.defenses.graph_base import graph_registry, train_graph_target
     from graphleaks.models.graph_classifier import GRAPH_ARCHITECTURES, GraphClassifierSpec
-    from graphleaks.models.graph_target import GraphSplit
+    from graphleaks.models.trained_graph_target import GraphSplit
 
     d_cls = graph_registry.get(defense)
     dparams: dict[str, float] = {}

@@ -24,7 +24,7 @@ from graphleaks.data.graphsets.record import GraphSet
 from graphleaks.data.graphsets.ref import GraphSetRef
 from graphleaks.errors import DataError
 from graphleaks.models.graph_classifier import GraphClassifierSpec, fit_graph_classifier
-from graphleaks.models.graph_target import GraphSplit, GraphTarget, graph_utility
+from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget, graph_utility
 from graphleaks.privacy.ledger import PrivacyLedger, PrivacyUnit
 from graphleaks.seeding import derive_seed
 
@@ -59,7 +59,7 @@ class GraphDefense(Plugin, ABC):
     privacy_unit: ClassVar[PrivacyUnit]
 
     def fit(self, graphs: GraphSet, split: GraphSplit, *, model: GraphClassifierSpec,
-            seed: int, dataset: GraphSetRef | None = None) -> GraphTarget:
+            seed: int, dataset: GraphSetRef | None = None) -> TrainedGraphTarget:
         """Train a classifier on the member graphs of ``split`` and return the target.
 
         Args:
@@ -83,7 +83,7 @@ class GraphDefense(Plugin, ABC):
         val = [graphs.graphs[int(i)] for i in split.val]
         fitted = self._fit(train, val, model, graphs.num_features, graphs.num_classes, seed)
         fitted.model.eval()
-        return GraphTarget(
+        return TrainedGraphTarget(
             model=fitted.model, spec=model, graphs=graphs, split=split, seed=seed,
             ledger=fitted.ledger, dataset=dataset.pinned(graphs) if dataset else None,
             defense=self.name, defense_config=self.config_record(unused_as_none=False),
@@ -124,7 +124,7 @@ def train_graph_target(
     defense_params: dict[str, Any] | None = None, spec: GraphClassifierSpec | None = None,
     split: GraphSplit | None = None, train_frac: float = 0.5, val_frac: float = 0.1,
     dataset: GraphSetRef | None = None, seed: int,
-) -> GraphTarget:
+) -> TrainedGraphTarget:
     """Draw a graph split (unless given) and train a target with a graph defense.
 
     Args:

@@ -62,7 +62,7 @@ class GraphDPSGD(GraphDefense):
 
     Example:
         >>> from graphleaks.data.graphsets import motif_graphs
-        >>> from graphleaks.models.graph_target import GraphSplit
+        >>> from graphleaks.models.trained_graph_target import GraphSplit
         >>> gs = motif_graphs(30, seed=0)
         >>> t = GraphDPSGD(epsilon=4.0, delta=1e-3).fit(
         ...     gs, GraphSplit.draw(30, seed=0), seed=0,

@@ -15,7 +15,7 @@ from graphleaks.defenses.graph_base import NoGraphDefense, graph_registry, train
 from graphleaks.defenses.graph_dp_sgd import GraphDPSGD
 from graphleaks.errors import InvalidConfigError
 from graphleaks.models.graph_classifier import GraphClassifierSpec
-from graphleaks.models.graph_target import GraphSplit
+from graphleaks.models.trained_graph_target import GraphSplit
 from graphleaks.privacy.ledger import GuaranteeStatus, PrivacyUnit
 
 SPEC = GraphClassifierSpec(hidden=8, epochs=3, batch_size=8)

@@ -1,4 +1,4 @@
-"""GraphSplit (drawn, given, read back from untrusted records) and GraphTarget's queries."""
+"""GraphSplit (drawn, given, read back from untrusted records) and TrainedGraphTarget's queries."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from graphleaks.data.graphsets import motif_graphs
 from graphleaks.defenses.graph_base import NoGraphDefense
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.graph_classifier import GraphClassifierSpec
-from graphleaks.models.graph_target import GraphSplit, graph_utility
+from graphleaks.models.trained_graph_target import GraphSplit, graph_utility
 
 
 def test_a_drawn_split_is_disjoint_seeded_and_sized() -> None:

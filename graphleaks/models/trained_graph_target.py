@@ -152,7 +152,7 @@ class _Hook:
 
 
 @dataclass(frozen=True)
-class GraphTarget:
+class TrainedGraphTarget:
     """A trained graph classifier and everything needed to query and audit it.
 
     Attributes:
