@@ -42,6 +42,7 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
     """Rows of every kind, from the registries themselves (imports torch)."""
     from graphleaks.attacks import registry as attacks
     from graphleaks.data.datasets import datasets
+    from graphleaks.data.graphsets.named import GRAPH_SET_CATALOGUE
     from graphleaks.models.gnn import ARCHITECTURES
 
     return {
@@ -51,7 +52,8 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
                     for n in attacks.names()}
                    | _graph_attack_rows(),
         "defenses": _defense_rows(),
-        "datasets": {n: datasets.get(n).description for n in datasets.names()},
+        "datasets": {**{n: datasets.get(n).description for n in datasets.names()},
+                     **GRAPH_SET_CATALOGUE},
         "architectures": {a: "" for a in ARCHITECTURES},
     }
 
