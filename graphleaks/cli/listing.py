@@ -69,16 +69,18 @@ def _graph_attack_rows() -> dict[str, str]:
 
 
 def _defense_rows() -> dict[str, str]:
-    """Each defense's unit and the tasks it trains (node classifiers, link predictors)."""
+    """Each defense's unit and the tasks it trains (node and graph classifiers, link
+    predictors)."""
     from graphleaks.defenses import registry as defenses
+    from graphleaks.defenses.graph_base import graph_registry
     from graphleaks.defenses.link import link_registry
 
+    tables = (("node", defenses), ("link", link_registry), ("graph", graph_registry))
     rows: dict[str, str] = {}
-    for n in sorted(set(defenses.names()) | set(link_registry.names())):
-        tasks = [t for t, reg in (("node", defenses), ("link", link_registry))
-                 if n in reg.names()]
-        cls = defenses.get(n) if "node" in tasks else link_registry.get(n)
-        rows[n] = f"unit={cls.privacy_unit.value}; tasks={','.join(tasks)}"
+    for n in sorted(set().union(*(reg.names() for _, reg in tables))):
+        owners = [(t, reg.get(n)) for t, reg in tables if n in reg.names()]
+        units = dict.fromkeys(cls.privacy_unit.value for _, cls in owners)
+        rows[n] = f"unit={'/'.join(units)}; tasks={','.join(t for t, _ in owners)}"
     return rows
 
 
