@@ -500,6 +500,10 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
     skipped = report.config.get("skipped_attacks") or {}
     for name, why in skipped.items():
         typer.echo(f"  skipped {name}: {why}")
+    from graphleaks.report.verdict import query_budget_notes
+
+    for note in query_budget_notes(report.config):  # none without a budget or curves
+        typer.echo(f"  {note}")
     typer.echo(f"Report: {out / 'report.md'} · {out / 'report.html'} · {out / 'report.json'}"
                f" · per-candidate scores {out / 'scores.csv'}")
 

@@ -315,13 +315,22 @@ def assumed_budget(config: Mapping[str, Any]) -> str:
     """The query budget the verdict assumed, in words.
 
     ``assumed budget: N queries per attack`` when the audit ran under a budget
-    (``config["query_budget"]``), else ``unbounded in-process queries``; with curves, where
-    to read leakage at other budgets.
+    (``config["query_budget"]``), no queries for a scores-only audit, else ``unbounded
+    in-process queries``; with curves, where to read leakage at other budgets.
+
+    Example:
+        >>> assumed_budget({})
+        'unbounded in-process queries'
+        >>> assumed_budget({"query_budget": 1000})
+        'assumed budget: 1,000 queries per attack'
     """
     budget = config.get("query_budget")
-    text = (f"assumed budget: {budget:,} queries per attack"
-            if isinstance(budget, int) and not isinstance(budget, bool)
-            else "unbounded in-process queries")
+    if isinstance(budget, int) and not isinstance(budget, bool):
+        text = f"assumed budget: {budget:,} queries per attack"
+    elif "scores_only" in config:
+        text = "no queries: the attacks read scores exported beforehand"
+    else:
+        text = "unbounded in-process queries"
     curves = config.get(CONFIG_KEY)
     if isinstance(curves, Mapping) and isinstance(curves.get("budgets"), list):
         grid = ", ".join(f"{b:,}" for b in curves["budgets"] if isinstance(b, int))
