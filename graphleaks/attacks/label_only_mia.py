@@ -83,6 +83,11 @@ class LabelOnlyMIA(Attack):
             needs |= {Capability.GRAPH_QUERIES}
         return needs
 
+    def query_cost(self, num_nodes: int, num_edges: int) -> int:
+        """One clean query and ``num_queries`` perturbed ones, each a submitted graph."""
+        del num_nodes, num_edges
+        return 1 + int(self.config.num_queries)
+
     def with_query_budget(self, max_queries: int) -> LabelOnlyMIA | None:
         """Fewer perturbed queries: one clean query plus ``max_queries - 1`` perturbed ones
         (each one request answering every candidate), or None below two queries."""

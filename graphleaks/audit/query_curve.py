@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
@@ -212,7 +213,10 @@ def _point(
     tm = dataclasses.replace(shrunk.threat_model, defense_knowledge=bool(defense_aware))
     counter = CountingView(target, tm, limit=budget, exposed=exposed, view=view,
                            attack=shrunk.name)
-    result = score_labelled(shrunk, counter, challenge, seed=derive_seed(seed, "attack"))
+    # a target behind an endpoint counts its queries per attack (RemoteTarget)
+    attributed = getattr(target, "attributed_to", None)
+    with attributed(shrunk.name) if callable(attributed) else contextlib.nullcontext():
+        result = score_labelled(shrunk, counter, challenge, seed=derive_seed(seed, "attack"))
     labels = np.asarray(result.labels)
     n_pos = int(np.count_nonzero(labels))
     n_neg = len(labels) - n_pos

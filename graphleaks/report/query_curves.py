@@ -314,19 +314,25 @@ def _budget(b: int | None) -> str:
 def assumed_budget(config: Mapping[str, Any]) -> str:
     """The query budget the verdict assumed, in words.
 
-    ``assumed budget: N queries per attack`` when the audit ran under a budget
-    (``config["query_budget"]``), no queries for a scores-only audit, else ``unbounded
-    in-process queries``; with curves, where to read leakage at other budgets.
+    An endpoint audit (``graphleaks audit endpoint --budget N``) records its budget for the
+    whole audit in ``config["queries"]``: ``assumed budget: N queries for the whole audit``.
+    A scores-only audit makes no queries; any other audit answers in process without a
+    limit: ``unbounded in-process queries``. With curves, the text says where leakage at
+    other budgets per attack is read.
 
     Example:
         >>> assumed_budget({})
         'unbounded in-process queries'
-        >>> assumed_budget({"query_budget": 1000})
-        'assumed budget: 1,000 queries per attack'
+        >>> assumed_budget({"queries": {"budget": 1000, "made": 412}})
+        'assumed budget: 1,000 queries for the whole audit (412 made)'
     """
-    budget = config.get("query_budget")
+    queries = config.get("queries")
+    budget = queries.get("budget") if isinstance(queries, Mapping) else None
     if isinstance(budget, int) and not isinstance(budget, bool):
-        text = f"assumed budget: {budget:,} queries per attack"
+        made = queries.get("made") if isinstance(queries, Mapping) else None
+        text = f"assumed budget: {budget:,} queries for the whole audit" + (
+            f" ({made:,} made)" if isinstance(made, int) and not isinstance(made, bool)
+            else "")
     elif "scores_only" in config:
         text = "no queries: the attacks read scores exported beforehand"
     else:
@@ -334,7 +340,8 @@ def assumed_budget(config: Mapping[str, Any]) -> str:
     curves = config.get(CONFIG_KEY)
     if isinstance(curves, Mapping) and isinstance(curves.get("budgets"), list):
         grid = ", ".join(f"{b:,}" for b in curves["budgets"] if isinstance(b, int))
-        text += f"; leakage against queries at {grid} queries: see the query-budget curves"
+        text += (f"; leakage against queries at {grid} queries per attack: see the "
+                 "query-budget curves")
     return text
 
 

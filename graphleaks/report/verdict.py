@@ -613,7 +613,9 @@ def query_budget_notes(config: Mapping[str, Any]) -> list[str]:
     stays as it was)."""
     from graphleaks.report.query_curves import CONFIG_KEY, curves_of
 
-    if config.get(CONFIG_KEY) is None and config.get("query_budget") is None:
+    queries = config.get("queries")
+    if config.get(CONFIG_KEY) is None and not (isinstance(queries, Mapping)
+                                               and queries.get("budget") is not None):
         return []
     notes = [f"query budget: {assumed_budget(config)}"]
     curves = curves_of(config)

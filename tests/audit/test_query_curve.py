@@ -178,3 +178,15 @@ def test_good_grids_parse():
 
 def test_curve_attack_names_agree():
     assert tuple(CURVE_ATTACKS) == CURVE_ATTACK_NAMES
+
+
+@pytest.mark.parametrize("attack", [LinkTeller(sampler="random"), LabelOnlyMIA()])
+def test_queries_made_equal_the_declared_cost_of_the_shrunk_attack(matching_target,  # noqa: ANN001
+                                                                  attack):
+    from graphleaks.audit.query_curve import lifted
+
+    qc = query_curve(matching_target, [attack], budgets=(25, 45), seed=1, n_bootstrap=20)
+    n, e = N, int(matching_target.graph.edge_index.size(1))
+    for p in qc.curves[0].points:
+        shrunk = lifted(attack).with_query_budget(p.budget)
+        assert shrunk is not None and p.queries == shrunk.query_cost(n, e) <= p.budget

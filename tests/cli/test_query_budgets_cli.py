@@ -44,7 +44,7 @@ def test_curves_reach_every_report_file(edge_files, tmp_path):  # noqa: ANN001
     assert set(curve["first_budget_at_level"]) == {"low", "high", "severe"}
     notes = rep["verdict_notes"]
     assert "query budget: unbounded in-process queries; leakage against queries at 3, 9 " \
-           "queries: see the query-budget curves" in notes
+           "queries per attack: see the query-budget curves" in notes
     assert any(n.startswith("label_only_mia (membership) against queries: ") for n in notes)
     md = (out / "report.md").read_text()
     assert "## Leakage against queries" in md and "| label_only_mia | 9 | 9 |" in md

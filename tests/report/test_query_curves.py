@@ -53,10 +53,12 @@ def test_malformed_records_are_refused_naming_the_field(mutate, where):  # noqa:
 
 def test_the_assumed_budget_in_words():
     assert assumed_budget({}) == "unbounded in-process queries"
-    assert assumed_budget({"query_budget": 5000}) == "assumed budget: 5,000 queries per attack"
+    assert assumed_budget({"queries": {"budget": 5000, "made": 4999}}) == \
+        "assumed budget: 5,000 queries for the whole audit (4,999 made)"
     assert assumed_budget({"scores_only": {}}).startswith("no queries")
     with_curves = assumed_budget({"query_curves": _curves().to_dict()})
-    assert with_curves.endswith("at 10, 100, 1,000 queries: see the query-budget curves")
+    assert with_curves.endswith("at 10, 100, 1,000 queries per attack: see the query-budget "
+                                "curves")
 
 
 def test_verdict_notes_name_the_smallest_budget_per_level():
@@ -66,8 +68,8 @@ def test_verdict_notes_name_the_smallest_budget_per_level():
     assert notes[1] == "label_only_mia (membership) against queries: low from 100 queries; " \
                        "high from 1,000 queries; severe from 1,000 queries"
     assert notes[2] == "linkteller has no query-budget curve: needs FEATURE_QUERIES"
-    assert query_budget_notes({"query_budget": 10}) == [
-        "query budget: assumed budget: 10 queries per attack"]
+    assert query_budget_notes({"queries": {"budget": 10}}) == [
+        "query budget: assumed budget: 10 queries for the whole audit"]
 
 
 def test_renderings():
