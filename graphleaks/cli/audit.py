@@ -45,7 +45,8 @@ def audit(
     defense_unaware: o.DefenseUnaware = False, compare_unit: o.CompareUnit = None,
     sweep_results: SweepResults = None, canary_audit: o.CanaryAudit = None,
     canaries: o.Canaries = None, canary_attack: o.CanaryAttack = None,
-    out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
+    query_budgets: o.QueryBudgets = None, out: o.Out = o.DEFAULT_OUT,
+    json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
 ) -> None:
     """Audit a target: run attacks, compute metrics with CIs, write report.json and report.md.
@@ -62,7 +63,8 @@ def audit(
         o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed, query_graph),
         o.TrainingChoice(arch, device), o.DefenseChoice(defense, epsilon, delta),
         o.AdversaryChoice(defense_unaware, compare_unit), sweep_results,
-        o.CanaryChoice.parse(canary_audit, canaries, canary_attack), output)
+        o.CanaryChoice.parse(canary_audit, canaries, canary_attack), output,
+        o.QueryCurveChoice.parse(query_budgets))
 
 
 def _refuse_group_options(ctx: typer.Context) -> None:
@@ -79,6 +81,7 @@ def run_target_audit(
     bundle: Path | None, graph_source: o.GraphSource, budgets: o.AuditBudgets,
     training: o.TrainingChoice, defense: o.DefenseChoice, adversary: o.AdversaryChoice,
     sweep_results: Path | None, canary: o.CanaryChoice, output: o.OutputOptions,
+    curves: o.QueryCurveChoice | None = None,
 ) -> None:
     """Audit ``bundle``, or a target trained here; write the report and print the summary.
 
@@ -102,6 +105,8 @@ def run_target_audit(
     check_output_dir(output.out, REPORT)  # an unusable --out fails before any work
     sweep_rows = _sweep_rows(sweep_results)
     names = budgets.attack_names()
+    curves = curves or o.QueryCurveChoice()
+    curves.curve_attacks(names)  # a grid with no curve attack to draw: refused before work
     arch = architecture_owner(training.arch or "gcn").name  # a bundle brings its own
     # One resolution of every --param: canonical owner, declared field types (exit 2 else).
     params = resolve_cli_params(list(budgets.params), attacks=names or applicable_attacks(),
@@ -148,6 +153,8 @@ def run_target_audit(
                                 compare_unit=adversary.compare_unit,
                                 canary=_default_canary(canary, canary_cfgs, names))
         report = run.report
+        curves.add_curves(report, target, names=names, budgets=budgets, suite=the_suite,
+                          params=params, defense_aware=not adversary.defense_unaware)
         if canary.off and report.ledger.unit.value != "none":
             report.config["canary_audit_skipped"] = (
                 "turned off with --canary-audit none; drop it to measure audited ε")

@@ -56,6 +56,7 @@ from typing import Any, Protocol
 
 from graphleaks._display import fmt_figure as _f
 from graphleaks.privacy.ledger import PrivacyLedger
+from graphleaks.report.query_curves import assumed_budget
 from graphleaks.report.records import (
     AttackMetrics,
     CanaryAudit,
@@ -609,6 +610,7 @@ def verdict_notes(report: GradedReport) -> list[str]:
         elif lv.level == "miscalibrated":
             notes.append(f"{a.attack} is miscalibrated ({lv.basis}); re-run with --suite "
                          "thorough before reading it")
+    notes += query_budget_notes(report.config)
     ctx = context_of(report)
     skipped_canary = report.config.get("canary_audit_skipped")
     if isinstance(skipped_canary, str):
@@ -621,6 +623,32 @@ def verdict_notes(report: GradedReport) -> list[str]:
     elif ctx.origin == "scores":
         notes.append("audited ε not measured: a scores-only audit cannot retrain the model; "
                      "audit the model itself (--model) or train it here with --canary-audit")
+    return notes
+
+
+def query_budget_notes(config: Mapping[str, Any]) -> list[str]:
+    """The budget the verdict assumed and, per query-budget curve, the smallest budget at
+    which each level is reached; none for an audit without a budget or curves (its report
+    stays as it was)."""
+    from graphleaks.report.query_curves import CONFIG_KEY, curves_of
+
+    queries = config.get("queries")
+    if config.get(CONFIG_KEY) is None and not (isinstance(queries, Mapping)
+                                               and queries.get("budget") is not None):
+        return []
+    notes = [f"query budget: {assumed_budget(config)}"]
+    curves = curves_of(config)
+    if curves is None:
+        return notes
+    for c in curves.curves:
+        if c.skipped:
+            notes.append(f"{c.attack} has no query-budget curve: {c.skipped}")
+            continue
+        top = f"{curves.budgets[-1]:,}"
+        reached = "; ".join(f"{lv} from {b:,} queries" if b is not None
+                            else f"{lv} not reached within {top}"
+                            for lv, b in c.levels_reached().items())
+        notes.append(f"{c.attack} ({c.risk}) against queries: {reached}")
     return notes
 
 
@@ -657,6 +685,7 @@ def render_verdict_markdown(report: GradedReport) -> str:
                      f"{v.coverage or '–'} | {v.advice} |")
     lines += ["", "Levels use the upper 95% confidence bound of TPR@1%FPR and AUC (accuracy "
               "gain for attributes); thresholds are in the README.", ""]
+    lines += [f"Query budget: {assumed_budget(report.config)}.", ""]
     lines += _audited_lines(report)
     notes = verdict_notes(report)
     if notes:
@@ -696,6 +725,7 @@ def render_verdict_html(report: GradedReport) -> str:
     out.append("</table><p class=\"sub\">Levels use the upper 95% confidence bound of "
                "TPR@1%FPR and AUC (accuracy gain over the majority baseline for attributes); "
                "thresholds are documented in the README.</p>")
+    out.append(f'<p class="sub">Query budget: {e(assumed_budget(report.config))}.</p>')
     audited = [x for x in _audited_lines(report) if x]
     if audited:
         out.append("<p>" + "<br>".join(e(x.replace("**", "")) for x in audited) + "</p>")

@@ -268,6 +268,8 @@ CASES: dict[str, dict[str, Case]] = {
         "--canary-attack": rec(lambda f: {"--canary-audit": "edge", "--canaries": "40",
                                           "--canary-attack": "influence"},
                                lambda r: r["canary_audits"][0]["attack"] == "influence"),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_output_cases(),
     },
     "model": {
@@ -290,6 +292,8 @@ CASES: dict[str, dict[str, Case]] = {
                              _cfg("non_members", "n2.txt")),
         "--population": rec(lambda f: {"--population": f["pop2.txt"], "--attack": "shadow_mia"},
                             _cfg("population", "pop2.txt")),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_budget_cases(),
         **_output_cases(),
     },
