@@ -31,6 +31,8 @@ class Task(str, Enum):
     LINK = "link"
     ATTRIBUTE = "attribute"
     RECONSTRUCTION = "reconstruction"
+    #: Was this pair a training edge of a link predictor (the edge unit; issue 25)?
+    EDGE_MEMBERSHIP = "edge_membership"
 
 
 class Output(str, Enum):

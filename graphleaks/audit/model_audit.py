@@ -545,6 +545,8 @@ def audit_model(
     n_bootstrap: int | None = None,
     population: Any = None,
     compare_surrogate: bool = False,
+    task: str = "node",
+    pairs_layout: str | None = None,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -579,6 +581,13 @@ def audit_model(
         compare_surrogate: Also run the attacks that train shadow/reference models with
             graphleaks' surrogate GCN instead of copies of the model, and record both AUCs
             in ``report.config["surrogate_comparison"]`` (those attacks run twice).
+        task: ``node`` (a node classifier, the default) or ``link``: a pair scorer
+            ``model(x, edge_index, pairs)`` with one score per pair, ``members`` its training
+            edges and ``non_members`` pairs it never trained on (``[K, 2]`` or ``[2, K]``),
+            audited for edge membership by :func:`graphleaks.audit.link_audit.audit_link_model`
+            (whose further options, e.g. ``non_member_sampling``, are reached there).
+        pairs_layout: ``task="link"`` only: how the model takes pairs, ``columns``
+            (``[2, P]``, PyG's ``edge_label_index``) or ``rows`` (``[P, 2]``).
 
     Returns:
         The :class:`~graphleaks.report.report.AuditReport`.
@@ -599,6 +608,23 @@ def audit_model(
         >>> r.attacks[0].attack
         'confidence_mia'
     """
+    if task == "link":
+        node_only = {"model_factory": model_factory, "train_fn": train_fn,
+                     "population": population, "compare_surrogate": compare_surrogate or None}
+        given = [k for k, v in node_only.items() if v is not None]
+        if given:
+            raise InvalidConfigError(f"{given[0]} applies to node classifiers; drop it for "
+                                     "task='link'")
+        from graphleaks.audit.link_audit import audit_link_model
+
+        return audit_link_model(model, data, members, non_members, output=output,
+                                pairs_layout=pairs_layout, embedding_layers=embedding_layers,
+                                served_edge_index=served_edge_index, attacks=attacks,
+                                seed=seed, suite=suite, n_bootstrap=n_bootstrap).report
+    if task != "node":
+        raise InvalidConfigError(f"task {task!r} is unknown; choose node or link")
+    if pairs_layout is not None:
+        raise InvalidConfigError("pairs_layout applies to task='link' only; drop it")
     graph = as_graph(data)
     target = model_target(model, graph, members, non_members, output=output,
                           embedding_layers=embedding_layers,

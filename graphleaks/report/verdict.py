@@ -66,6 +66,12 @@ from graphleaks.report.records import (
 from graphleaks.threat import ThreatModel
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
+#: The risk of a link predictor's training edges (issue 25). Not in :data:`RISKS`: a node
+#: audit never gets this line; a link audit gets it from its edge-membership attacks (and a
+#: "not assessed" line when none ran, see :func:`verdict_of`'s ``extra_risks``).
+EDGE_MEMBERSHIP_RISK = "edge membership"
+#: The risks of a link-prediction audit (``report.config["task"] == "link"``).
+LINK_RISKS = (EDGE_MEMBERSHIP_RISK,)
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
@@ -73,7 +79,7 @@ BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
 GAIN_THRESHOLDS: tuple[tuple[str, float], ...] = (("severe", 0.30), ("high", 0.15),
                                                   ("low", 0.05))
 _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attributes",
-                 "reconstruction": "reconstruction"}
+                 "reconstruction": "reconstruction", "edge_membership": EDGE_MEMBERSHIP_RISK}
 #: The graphleaks defense whose privacy unit covers each risk, for a risk the target's
 #: ledger leaves open.
 DEFENSE_ADVICE = {
@@ -81,10 +87,11 @@ DEFENSE_ADVICE = {
     "edges": ("gap_edp", "edge-level DP"),
     "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
+    EDGE_MEMBERSHIP_RISK: ("edge_dp_sgd", "DP-SGD over edges (per-edge clipping)"),
 }
 #: The privacy unit whose guarantee bounds each risk.
 RISK_UNIT = {"membership": "node", "edges": "edge", "reconstruction": "edge",
-             "attributes": "node_feature"}
+             "attributes": "node_feature", EDGE_MEMBERSHIP_RISK: "edge"}
 #: Risk units each ledger unit covers (node-level DP covers a node's edges and features).
 LEDGER_COVERS = {
     "node": ("node", "edge", "node_feature"),
@@ -109,7 +116,16 @@ PIPELINE_ADVICE = {
                        "--epsilon 4)."),
     "attributes": ("Perturb node features locally before your own training (LPGNN's multi-bit "
                    "mechanism), or drop features correlated with the sensitive attribute."),
+    EDGE_MEMBERSHIP_RISK: (
+        "In your own training loop: DP-SGD over edges (clip each training edge's gradient, "
+        "with an encoder whose message passing does not reuse the edges, or a private "
+        "aggregation), or fewer epochs and stronger regularisation; drop queried pairs from "
+        "the served graph if a known interaction need not be visible; then re-audit."),
 }
+#: Next step for a graphleaks link predictor that leaks its training edges (no ledger).
+LINK_ADVICE = ("Train the link predictor with edge-level DP: DP-SGD over edges with per-edge "
+               "clipping on an encoder whose message passing does not reuse the training edges "
+               "(graphleaks.models.edge_dp_sgd), or stop training earlier; then re-audit.")
 #: Fewest positives and negatives an attack needs before the verdict grades it. LinkTeller's
 #: ``auto`` sampler sizes its sample to reach it (``attacks._pairs.MIN_GRADED_POSITIVES``,
 #: kept equal by a test: this module stays importable without torch).
@@ -401,6 +417,8 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
                    "(other than the applied defense at a weaker ε). " if sweep_rows else "")
     if ctx.origin in ("user", "scores"):
         return none_graded + PIPELINE_ADVICE.get(risk, PIPELINE_ADVICE["membership"])
+    if risk == EDGE_MEMBERSHIP_RISK and not ctx.private:
+        return none_graded + LINK_ADVICE
     defense, what = DEFENSE_ADVICE.get(risk, ("gap_ndp", "DP"))
     unit = RISK_UNIT.get(risk, "node")
     if ctx.private and unit in LEDGER_COVERS.get(ctx.ledger_unit, ()):
@@ -518,7 +536,8 @@ def compute_verdict(
                  if (art := artefact_of(a.attack, [o.value for o in a.threat_model.outputs],
                                          a.config)) is not None}
     lines = verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
-                       sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts)
+                       sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts,
+                       risks=LINK_RISKS if report.config.get("task") == "link" else RISKS)
     first = uninformative_line(report)
     return [first, *lines] if first is not None else lines
 
@@ -528,21 +547,23 @@ def verdict_of(
     sweep_rows: Sequence[Mapping[str, Any]] | None = None,
     context: TargetContext | None = None,
     artefacts: Mapping[str, str] | None = None,
+    risks: Sequence[str] = RISKS,
 ) -> list[RiskVerdict]:
     """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`.
 
-    ``artefacts`` maps an attack to what it measured when that is not the model.
+    ``artefacts`` maps an attack to what it measured when that is not the model. ``risks``
+    get a line even when no attack of theirs ran (:data:`LINK_RISKS` for a link audit).
     """
     ctx = context or TargetContext()
     artefacts = artefacts or {}
     by_risk: dict[tuple[str, str | None], list[tuple[AttackLevel, Readings]]] = {
-        (r, None): [] for r in RISKS}
+        (r, None): [] for r in risks}
     for name, task, readings in attacks:
         lv = attack_level(name, readings)
         if lv is not None:
             by_risk.setdefault((risk_of(lv.attack, task), artefacts.get(name)), []).append(
                 (lv, readings))
-    order = {r: i for i, r in enumerate(RISKS)}
+    order = {r: i for i, r in enumerate((*risks, *RISKS))}
     out: list[RiskVerdict] = []
     for (risk, artefact), items in sorted(by_risk.items(), key=lambda kv: (
             order.get(kv[0][0], len(order)), kv[0][1] is not None, kv[0][1] or "")):
