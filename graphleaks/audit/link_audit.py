@@ -42,6 +42,7 @@ from graphleaks.data.edge_splits import (
     EdgeMembershipSplit,
     _as_pairs,
 )
+from graphleaks.data.pair_score_files import PairScores
 from graphleaks.data.pairs import contains, edge_keys, pair_keys, undirected_pairs
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec
@@ -268,6 +269,7 @@ def audit_link_target(
     config: Mapping[str, Any] | None = None, utility: Mapping[str, float] | None = None,
     max_per_class: int | None = None, model_label: str | None = None,
     ledger: PrivacyLedger | None = None, training: Mapping[str, Any] | None = None,
+    graph_known: bool = True,
 ) -> AuditRun:
     """Run the edge attacks on a served pair scorer; the report and the per-pair tables.
 
@@ -290,6 +292,7 @@ def audit_link_target(
         model_label: Names the model on the target card.
         ledger: The model's privacy ledger (default: not private).
         training: What is known of the training run.
+        graph_known: False for a scores-only target (no graph: no degree slices).
 
     Raises:
         CapabilityError: If a named attack needs what the model does not expose.
@@ -301,6 +304,16 @@ def audit_link_target(
     skipped: dict[str, str] = {}
     granted = ", ".join(sorted(o.value.upper() for o in exposed))
     for a in list(attack_objs):
+        tm = a.threat_model
+        if not graph_known and (tm.feature_knowledge or tm.architecture_knowledge
+                                or tm.graph_knowledge != "none"):
+            why = (f"{a.name} trains reference link predictors, which needs the graph, the "
+                   "features and the architecture; a scores-only export gives none of them")
+            if not default:
+                raise CapabilityError(why)
+            skipped[a.name] = why
+            attack_objs.remove(a)
+            continue
         missing = sorted(o.value.upper() for o in a.requires - exposed)
         if missing:
             why = (f"{a.name} requires {', '.join(missing)}; the model exposes {{{granted}}}"
@@ -323,8 +336,12 @@ def audit_link_target(
     cand_kinds = np.r_[full_kinds[rows[:n_members_scored]],
                        full_kinds[len(members) + rows[n_members_scored:]]]
     cand = np.asarray(challenge.challenge.candidates)
-    degree = public_degree(challenge.challenge.hints["known_edges"], target.num_nodes)
-    masks = edge_slice_masks(cand, degree, cand_kinds, node_type=target.node_type)
+    if graph_known:
+        degree = public_degree(challenge.challenge.hints["known_edges"], target.num_nodes)
+        masks = edge_slice_masks(cand, degree, cand_kinds, node_type=target.node_type)
+    else:  # scores only: no graph, so no degree (-1 in scores.csv) and no degree slices
+        degree = np.full(target.num_nodes, -1, dtype=np.int64)
+        masks = {}
     references = EdgeReferencePool(derive_seed(seed, "edge_references"))
     reports: list[AttackReport] = []
     tables: list[CandidateTable] = []
@@ -439,6 +456,66 @@ def audit_link_model(
                              training={"note": "trained outside graphleaks"})
 
 
+class _ExportedScores:
+    """A pair scorer answering from an export: the scores the owner's model gave."""
+
+    pairs_layout = "rows"
+
+    def __init__(self, scores: PairScores) -> None:
+        self.scores = scores
+        self._logits = scores.logits()
+
+    def __call__(self, x: torch.Tensor, edge_index: torch.Tensor,
+                 pairs: torch.Tensor) -> torch.Tensor:
+        rows = self.scores.lookup(pairs.cpu().numpy(), "queried pairs")
+        return torch.from_numpy(self._logits[rows])
+
+
+def audit_link_scores(
+    scores: PairScores, members: Any, non_members: Any, *,
+    attacks: Sequence[EdgeAttack | str] | None = None, seed: int = 0,
+    suite: str | Suite = "standard", n_bootstrap: int | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    config: Mapping[str, Any] | None = None, max_per_class: int | None = None,
+) -> AuditRun:
+    """A scores-only edge-membership audit: exported ``source, target, score`` rows.
+
+    Only attacks that read the pair's score alone can run (the score threshold); those that
+    train references need the graph, features and architecture and are listed as skipped.
+    The candidates are drawn exactly as the model audit draws them, so the threshold attack's
+    scores equal the API path's for the same pairs, seed and exported logits.
+
+    Raises:
+        DataError: For bad member/non-member lists (as :func:`check_edge_sets`) or a pair
+            without a score in the export.
+        CapabilityError: For a named attack that needs more than scores.
+    """
+    n = int(max(scores.pairs.max(), np.asarray(members).max(initial=0),
+                np.asarray(non_members).max(initial=0))) + 1
+    m, nm = check_edge_sets(members, non_members, n, source=scores.source)
+    scores.lookup(m, "member edges")
+    scores.lookup(nm, "non-member pairs")
+    scorer = PairScorer(_ExportedScores(scores), pairs_layout="rows")
+    empty = torch.empty((2, 0), dtype=torch.long)
+    target = LinkTarget(scorer, torch.zeros((n, 1)), empty, name="exported pair scores")
+    protocol = {"unit": "edge", "kind": "unknown (scores only)",
+                "member_edges_in_inference_graph": "unknown (scores only)",
+                "non_member_sampling": "not stated",
+                "counts": {"members": len(m), "non_members": len(nm)}}
+    cfg = {"scores_only": {"output": scores.output, "source": scores.source},
+           **dict(config or {})}
+    run = audit_link_target(target, m, nm, protocol=protocol, attacks=attacks, seed=seed,
+                            suite=suite, n_bootstrap=n_bootstrap, params=params, config=cfg,
+                            max_per_class=max_per_class, model_label="exported pair scores",
+                            graph_known=False, training={"note": "trained outside "
+                                                         "graphleaks; scores only"})
+    rep = dataclasses.replace(run.report, target=dataclasses.replace(
+        run.report.target, protocol="scores_only", num_edges=0,
+        dataset={"name": f"{scores.output} exported for {len(scores.pairs)} pairs",
+                 "kind": "scores_only", "source": scores.source}))
+    return AuditRun(rep, run.tables)
+
+
 def audit_link_split(
     model: LinkPredictor, x: torch.Tensor, split: EdgeMembershipSplit, *, name: str = "graph",
     attacks: Sequence[EdgeAttack | str] | None = None, seed: int = 0,
@@ -476,5 +553,6 @@ def audit_link_split(
 
 
 __all__ = ["LINK_SUITE_BUDGETS", "NON_MEMBER_SAMPLINGS", "as_edge_array", "audit_link_model",
+           "audit_link_scores",
            "audit_link_split", "audit_link_target", "build_edge_attacks", "check_edge_sets",
            "edge_protocol", "exposure_of", "link_target"]

@@ -30,6 +30,10 @@ ScoreIds = Annotated[Path | None, typer.Option(
 ScoreLabels = Annotated[Path | None, typer.Option(
     "--labels", help="Label of each row of a .npy score matrix, one per line.",
     rich_help_panel=SCORES)]
+ScoresTask = Annotated[str, typer.Option(
+    "--task", help="node: per-node scores of a node classifier; link: per-pair scores "
+                   "(source,target,score) of a link predictor, with --members and "
+                   "--non-members edge files (two node ids per row).", rich_help_panel=SCORES)]
 
 
 def audit_scores(
@@ -39,12 +43,24 @@ def audit_scores(
     param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
     out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+    task: ScoresTask = "node",
 ) -> None:
-    """Audit a model from its exported per-node scores.
+    """Audit a model from its exported per-node (or, with --task link, per-pair) scores.
 
     The split is --members and --non-members (default: every other scored node).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    if task not in ("node", "link"):
+        raise InvalidConfigError(f"--task {task!r} is unknown; choose node or link")
+    if task == "link":
+        from graphleaks.cli.audit_link_scores import run_link_scores_audit
+
+        run = run_link_scores_audit(
+            scores, scores_output, o.MembershipFiles(members, non_members),
+            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output,
+            unused={"--labels": labels, "--score-ids": score_ids})
+        output.publish(run.report)
+        return
     run = run_scores_audit(scores, scores_output, labels, score_ids,
                            o.MembershipFiles(members, non_members),
                            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
