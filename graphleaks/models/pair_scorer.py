@@ -49,6 +49,7 @@ from torch import nn
 from graphleaks.data.pairs import contains, pair_keys, undirected_pairs
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
 from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec, link_scores
+from graphleaks.models.protocol import set_eval
 
 PAIR_OUTPUTS: tuple[str, ...] = ("logits", "probabilities")
 PAIR_LAYOUTS: tuple[str, ...] = ("columns", "rows")
@@ -185,8 +186,7 @@ class PairScorer:
             DataError: If scores are not finite or declared probabilities leave [0, 1].
         """
         p = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        if isinstance(self.model, nn.Module):
-            self.model.eval()
+        set_eval(self.model)  # an exported program's module has no mode to leave
         if isinstance(self.model, LinkPredictor) and self.interface.pairs_layout == "rows":
             raw = torch.from_numpy(link_scores(self.model, x, edge_index, p))
         else:
@@ -224,7 +224,8 @@ class PairScorer:
 
         handle = dict(self.model.named_modules())[layer].register_forward_hook(hook)
         try:
-            self._raw(x, edge_index, torch.tensor([[0, 1]], dtype=torch.long,
+            # two pairs: an exported program's pair dimension is usually declared min=2
+            self._raw(x, edge_index, torch.tensor([[0, 1], [1, 0]], dtype=torch.long,
                                                   device=x.device))
         finally:
             handle.remove()
