@@ -68,9 +68,13 @@ _THREAT_MODEL_FLAGS = ("feature_knowledge", "label_knowledge", "architecture_kno
 class ThreatModel:
     """The adversary's access and knowledge, validated when built.
 
-    There is no query budget: no attack declared one, no entry point could set one, and the
-    accessors of :class:`TargetView` answer rows, whole graphs or model parameters, which no
-    single query count measures. A report therefore never states a limit that was not applied.
+    The query budget is not a field of the threat model: it belongs to the deployment. An
+    audit of a served model (``graphleaks audit endpoint --budget N``) counts requests of the
+    endpoint protocol, plans every attack's declared cost
+    (:meth:`graphleaks.attacks.base.Attack.query_cost`) against the budget before the first
+    query and refuses any query past it; its report records the budget and the queries made
+    per attack (``config.queries``). In-process audits answer rows, whole graphs or model
+    parameters, which no single query count measures, and state no budget.
 
     Attributes:
         access: ``blackbox``, ``graybox`` or ``whitebox``.

@@ -562,6 +562,24 @@ class Attack(Plugin, ABC):
         del num_nodes
         return 0
 
+    def query_cost(self, num_nodes: int, num_edges: int) -> int:
+        """Inference-API queries this attack makes on a graph of that size, run alone.
+
+        The unit is one request of ``docs/endpoint-protocol.md``: one read of the served
+        graph's outputs (every node at once), one feature query, or one submitted graph. An
+        audit against an endpoint plans its budget with it before the first query; queries
+        the audit answers from outputs it already holds are not made, so the plan is an upper
+        bound. By default: one read if the attack reads outputs, plus its
+        :meth:`feature_queries`; attacks that submit graphs override it.
+
+        Args:
+            num_nodes: Nodes of the served graph.
+            num_edges: Its directed edges.
+        """
+        del num_edges
+        reads = {Output.LABELS, Output.POSTERIORS, Output.LOGITS, Output.EMBEDDINGS}
+        return int(bool(self.requires & reads)) + self.feature_queries(num_nodes)
+
     def local_queries(self) -> bool:
         """Whether its feature queries use the exact local update where the model allows."""
         return True

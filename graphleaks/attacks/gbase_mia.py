@@ -218,6 +218,14 @@ class GBASEMIA(Attack):
             needs |= {Capability.GRAPH_QUERIES}
         return needs
 
+    def query_cost(self, num_nodes: int, num_edges: int) -> int:
+        """Submitted subgraphs: one per sampled mask and chunk of candidates (at most every
+        node a candidate), plus the zero-hop query of the BASE sampler."""
+        del num_edges
+        cfg = self.config
+        chunks = -(-int(num_nodes) // int(cfg.chunk))
+        return int(cfg.num_samples) * chunks + int(cfg.sampling != "random")
+
     def unused_fields(self) -> dict[str, str]:
         """Fields the variant and sampling do not read (recorded None, refused if set)."""
         cfg = self.config

@@ -11,6 +11,7 @@ module outside this one reads a challenge's truth (``tests/attacks/test_truth_bo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
@@ -523,7 +524,11 @@ def run_attack(
                                        defense_knowledge=bool(defense_aware))
     tv = TargetView(target, threat_model, exposed=exposed, view=view, attack=attack.name,
                     shadows=shadows, references=references)
-    return score_labelled(attack, tv, challenge, seed=derive_seed(seed, "attack", attack.name))
+    # a target behind an endpoint counts its queries per attack (RemoteTarget)
+    attributed = getattr(target, "attributed_to", None)
+    with attributed(attack.name) if callable(attributed) else contextlib.nullcontext():
+        return score_labelled(attack, tv, challenge,
+                              seed=derive_seed(seed, "attack", attack.name))
 
 
 def score_labelled(

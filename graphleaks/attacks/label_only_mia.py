@@ -83,6 +83,11 @@ class LabelOnlyMIA(Attack):
             needs |= {Capability.GRAPH_QUERIES}
         return needs
 
+    def query_cost(self, num_nodes: int, num_edges: int) -> int:
+        """One clean query and ``num_queries`` perturbed ones, each a submitted graph."""
+        del num_nodes, num_edges
+        return 1 + int(self.config.num_queries)
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         cands = np.asarray(challenge.candidates, dtype=np.int64)

@@ -361,6 +361,10 @@ def fit_query_budgets(
     Raises:
         InvalidConfigError: For a named attack over the budget.
     """
+    if getattr(target, "query_budget", None) is not None:
+        # a target behind an endpoint: its cost is requests, planned against its query
+        # budget before the audit (audit/endpoint_audit.py); timing a query would send one
+        return list(attacks), {}
     n = int(target.graph.num_nodes)
     notes: dict[str, list[str]] = {}
     per_query: dict[bool, float] = {}

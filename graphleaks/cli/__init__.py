@@ -20,6 +20,7 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 from graphleaks.cli import _deprecated
 from graphleaks.cli import audit as _audit
 from graphleaks.cli import audit_embeddings as _audit_embeddings
+from graphleaks.cli import audit_endpoint as _audit_endpoint
 from graphleaks.cli import audit_model as _audit_model
 from graphleaks.cli import audit_scores as _audit_scores
 from graphleaks.cli import audit_spec as _audit_spec
@@ -28,6 +29,7 @@ from graphleaks.cli import embed as _embed
 from graphleaks.cli import export as _export
 from graphleaks.cli import listing as _listing
 from graphleaks.cli import results as _results
+from graphleaks.cli import serve as _serve
 from graphleaks.cli import sweep as _sweep
 from graphleaks.cli import train as _train
 from graphleaks.errors import GraphleaksError, one_line
@@ -198,7 +200,8 @@ audit_app.callback()(_one_line_errors(_audit.audit))
 # One module per audit mode; a new mode is one more line here.
 for _name, _fn in (("model", _audit_model.audit_model), ("scores", _audit_scores.audit_scores),
                    ("spec", _audit_spec.audit_spec),
-                   ("embeddings", _audit_embeddings.audit_embeddings)):
+                   ("embeddings", _audit_embeddings.audit_embeddings),
+                   ("endpoint", _audit_endpoint.audit_endpoint)):
     audit_app.command(_name, cls=_AuditCommand)(_one_line_errors(_fn))
 app.add_typer(audit_app, name="audit")
 register("list", _listing.list_cmd)
@@ -207,6 +210,7 @@ register("check", _check.check)
 register("sweep", _sweep.sweep)
 register("results", _results.results)
 register("export", _export.export)
+register("serve", _serve.serve)
 
 
 def main() -> None:

@@ -92,9 +92,23 @@ class LocalFeatureUpdate:
             ``[len(rows), C]`` float64; rows the change does not reach are the unperturbed
             logits.
         """
+        return self._row_change_logits(v, (scale - 1.0) * self._x[v:v + 1], rows)
+
+    def replaced_row_logits(self, v: int, row: FloatArray,
+                            rows: npt.NDArray[np.int64]) -> FloatArray:
+        """Logits at ``rows`` when row ``v`` of ``x`` is replaced by ``row`` (float64).
+
+        What an inference API that is sent features (not a scale) computes: the reference
+        server's answer to a feature query (:mod:`graphleaks.models.remote_server`).
+        """
+        dh = np.asarray(row, dtype=np.float64).reshape(1, -1) - self._x[v:v + 1]
+        return self._row_change_logits(v, dh, rows)
+
+    def _row_change_logits(self, v: int, dh: FloatArray,
+                           rows: npt.NDArray[np.int64]) -> FloatArray:
+        """Logits at ``rows`` when row ``v`` of ``x`` changes by ``dh`` (``[1, F]``)."""
         out = self._pre[-1][rows].copy()
         reached = np.array([v], dtype=np.int64)
-        dh = (scale - 1.0) * self._x[v:v + 1]
         last = len(self._weights) - 1
         for i, weight in enumerate(self._weights):
             dp = dh @ weight  # the bias cancels in a difference
