@@ -69,6 +69,12 @@ from graphleaks.threat import ThreatModel
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 #: The risks of a graph-classification audit (whole graphs are the records).
 GRAPH_RISKS = ("graph membership",)
+#: The risk of a link predictor's training edges (issue 25). Not in :data:`RISKS`: a node
+#: audit never gets this line; a link audit gets it from its edge-membership attacks (and a
+#: "not assessed" line when none ran, see :func:`verdict_of`'s ``risks``).
+EDGE_MEMBERSHIP_RISK = "edge membership"
+#: The risks of a link-prediction audit (``report.config["task"] == "link"``).
+LINK_RISKS = (EDGE_MEMBERSHIP_RISK,)
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
@@ -76,7 +82,8 @@ BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
 GAIN_THRESHOLDS: tuple[tuple[str, float], ...] = (("severe", 0.30), ("high", 0.15),
                                                   ("low", 0.05))
 _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attributes",
-                 "reconstruction": "reconstruction", "graph_membership": "graph membership"}
+                 "reconstruction": "reconstruction", "graph_membership": "graph membership",
+                 "edge_membership": EDGE_MEMBERSHIP_RISK}
 #: The graphleaks defense whose privacy unit covers each risk, for a risk the target's
 #: ledger leaves open.
 DEFENSE_ADVICE = {
@@ -84,11 +91,13 @@ DEFENSE_ADVICE = {
     "edges": ("gap_edp", "edge-level DP"),
     "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
-    "graph membership": ("graph_dp_sgd", "per-graph DP-SGD (graph unit)"),
+    "graph membership": ("dp_sgd", "per-graph DP-SGD (graph unit)"),
+    EDGE_MEMBERSHIP_RISK: ("dp_sgd", "DP-SGD over edges (per-edge clipping)"),
 }
 #: The privacy unit whose guarantee bounds each risk.
 RISK_UNIT = {"membership": "node", "edges": "edge", "reconstruction": "edge",
-             "attributes": "node_feature", "graph membership": "graph"}
+             "attributes": "node_feature", "graph membership": "graph",
+             EDGE_MEMBERSHIP_RISK: "edge"}
 #: Risk units each ledger unit covers (node-level DP covers a node's edges and features).
 LEDGER_COVERS = {
     "node": ("node", "edge", "node_feature"),
@@ -119,6 +128,11 @@ PIPELINE_ADVICE = {
                          "Opacus' hooks mix a batch's graphs in message passing), or stronger "
                          "regularisation and early stopping; then re-audit the retrained "
                          "model."),
+    EDGE_MEMBERSHIP_RISK: (
+        "In your own training loop: DP-SGD over edges (clip each training edge's gradient, "
+        "with an encoder whose message passing does not reuse the edges, or a private "
+        "aggregation), or fewer epochs and stronger regularisation; drop queried pairs from "
+        "the served graph if a known interaction need not be visible; then re-audit."),
 }
 #: Fewest positives and negatives an attack needs before the verdict grades it. LinkTeller's
 #: ``auto`` sampler sizes its sample to reach it (``attacks._pairs.MIN_GRADED_POSITIVES``,
@@ -384,7 +398,8 @@ def _coverage(risk: str, ctx: TargetContext, artefact: str | None) -> str:
 
 
 def _train_cmd(defense: str, epsilon: float, risk: str = "") -> str:
-    task = "--task graph " if risk == "graph membership" else ""
+    task = {"graph membership": "--task graph ", EDGE_MEMBERSHIP_RISK: "--task link "}.get(
+        risk, "")
     return (f"graphleaks train {task}--defense {defense} --epsilon {epsilon:g} --out model-dp, "
             "then graphleaks audit --bundle model-dp")
 
@@ -532,10 +547,10 @@ def compute_verdict(
     artefacts = {a.attack: art for a in report.attacks
                  if (art := artefact_of(a.attack, [o.value for o in a.threat_model.outputs],
                                          a.config)) is not None}
-    risks = GRAPH_RISKS if report.config.get("task") == "graph" else RISKS
     lines = verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
                        sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts,
-                       risks=risks)
+                       risks=GRAPH_RISKS if report.config.get("task") == "graph" else
+                       LINK_RISKS if report.config.get("task") == "link" else RISKS)
     first = uninformative_line(report)
     return [first, *lines] if first is not None else lines
 
@@ -550,8 +565,8 @@ def verdict_of(
     """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`.
 
     ``artefacts`` maps an attack to what it measured when that is not the model. ``risks``
-    are the lines shown even when no attack of them ran (a graph audit's:
-    :data:`GRAPH_RISKS`).
+    are the lines shown even when no attack of them ran (a graph audit's
+    :data:`GRAPH_RISKS`, a link audit's :data:`LINK_RISKS`).
     """
     ctx = context or TargetContext()
     artefacts = artefacts or {}
@@ -562,7 +577,7 @@ def verdict_of(
         if lv is not None:
             by_risk.setdefault((risk_of(lv.attack, task), artefacts.get(name)), []).append(
                 (lv, readings))
-    order = {r: i for i, r in enumerate((*RISKS, *GRAPH_RISKS))}
+    order = {r: i for i, r in enumerate(dict.fromkeys((*risks, *RISKS, *GRAPH_RISKS)))}
     out: list[RiskVerdict] = []
     for (risk, artefact), items in sorted(by_risk.items(), key=lambda kv: (
             order.get(kv[0][0], len(order)), kv[0][1] is not None, kv[0][1] or "")):

@@ -302,6 +302,7 @@ CASES: dict[str, dict[str, Case]] = {
                          lambda r: r["config"]["members"].endswith("m2.txt")),
         "--non-members": rec(lambda f: {"--non-members": f["n2.txt"]},
                              lambda r: r["config"]["non_members"].endswith("n2.txt")),
+        # --task link reads pair scores and edge files (tests/audit/test_link_scores_only.py)
         "--scores-output": rec(lambda f: {"--scores-output": "logits"},
                                _cfg("scores_output", "logits")),
         "--labels": rec(lambda f: {"FILE": f["scores.npy"], "--labels": f["score_labels.txt"]},
