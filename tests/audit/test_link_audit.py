@@ -126,9 +126,9 @@ def test_a_node_classifier_given_as_link_model_is_refused(user_setup):
 
     with pytest.raises(InvalidConfigError, match="one score per node"):
         graphleaks.audit_model(NodeModel(), data, members, non, task="link", **FAST)
-    with pytest.raises(InvalidConfigError, match="task 'graph' is unknown"):
-        graphleaks.audit_model(NodeModel(), data, members, non, task="graph")
-    with pytest.raises(InvalidConfigError, match="population applies to node"):
+    with pytest.raises(InvalidConfigError, match="task 'hypergraph'"):
+        graphleaks.audit_model(NodeModel(), data, members, non, task="hypergraph")
+    with pytest.raises(InvalidConfigError, match="population does not apply to link"):
         graphleaks.audit_model(NodeModel(), data, members, non, task="link", population=[1])
 
 
