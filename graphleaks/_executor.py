@@ -104,11 +104,16 @@ def _version_probe() -> Callable[[], str | None]:
 
 def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any, threads: int | None) -> Any:
     """A Ray task body: ``fn(shared, item)`` with the driver's torch thread count."""
+    import warnings
+
     if threads is not None:
         import torch
 
         torch.set_num_threads(threads)
-    return fn(shared, item)
+    with warnings.catch_warnings():
+        # Ray hands numpy arrays over zero-copy and read-only; the trainings only read them
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return fn(shared, item)
 
 
 def _reachable(address: str) -> str | None:
