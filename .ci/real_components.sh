@@ -10,20 +10,25 @@
 # metrics, the report.json artifact byte for byte).
 #
 # Needs graphleaks with the ray and mlflow-server extras in the active environment.
-# Nodes are stopped by their own process ids (`ray start --block` tears its node down on
-# SIGTERM), never by `ray stop`, which would stop every Ray node of this user on the machine.
+# Each node and the server run in a process group of their own (setsid), stopped by its id
+# (`ray start --block` tears its node down on SIGTERM), never by `ray stop`, which would
+# stop every Ray node of this user on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WAIT_S=${WAIT_S:-60}
 work=$(mktemp -d)
 pids=()
+stop_pids() {  # each started process is its own group's leader (setsid): stop the group
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq "$WAIT_S"); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+  done
+  pids=()
+}
 cleanup() {
   local rc=$?
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq "$WAIT_S"); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  done
+  stop_pids
   if [ "$rc" -ne 0 ]; then
     echo "real components FAILED (exit $rc); logs:" >&2
     tail -n 20 "$work"/*.log >&2 2>/dev/null || true
@@ -88,18 +93,19 @@ audit=(graphleaks audit --edges "$work/edges.csv" --features "$work/x.npy"
 no_timings() { grep -v '"runtime_s":' "$1"; }
 
 # ---------------------------------------------------------------- Ray: a real cluster
-head_port=$(free_port)
 node_ports() { echo "--dashboard-agent-listen-port $(free_port) --runtime-env-agent-port $(free_port)"; }
-# shellcheck disable=SC2046
-ray start --head --block --port "$head_port" --num-cpus 1 --include-dashboard false \
-  --ray-client-server-port "$(free_port)" $(node_ports) > "$work/ray-head.log" 2>&1 &
-pids+=($!)
-wait_port "$head_port" "the Ray head"
-# shellcheck disable=SC2046
-ray start --block --address "127.0.0.1:$head_port" --num-cpus 1 $(node_ports) \
-  > "$work/ray-node.log" 2>&1 &
-pids+=($!)
-python - "127.0.0.1:$head_port" "$WAIT_S" <<'PY'
+start_cluster() {  # a head and one more node, 1 CPU each; returns non-zero if not up in time
+  head_port=$(free_port)
+  # shellcheck disable=SC2046
+  setsid ray start --head --block --port "$head_port" --num-cpus 1 --include-dashboard false \
+    --ray-client-server-port "$(free_port)" $(node_ports) > "$work/ray-head.log" 2>&1 &
+  pids+=($!)
+  wait_port "$head_port" "the Ray head" || return 1
+  # shellcheck disable=SC2046
+  setsid ray start --block --address "127.0.0.1:$head_port" --num-cpus 1 $(node_ports) \
+    > "$work/ray-node.log" 2>&1 &
+  pids+=($!)
+  python - "127.0.0.1:$head_port" "$WAIT_S" <<'PY'
 import sys
 import time
 
@@ -109,10 +115,18 @@ ray.init(address=sys.argv[1], include_dashboard=False, logging_level="ERROR")
 deadline = time.monotonic() + float(sys.argv[2])
 while len([n for n in ray.nodes() if n["Alive"]]) < 2 or ray.cluster_resources().get("CPU", 0) < 2:
     if time.monotonic() > deadline:
-        sys.exit(f"error: the Ray cluster has {len(ray.nodes())} node(s), not 2, after {sys.argv[2]}s")
+        sys.exit(f"the Ray cluster has {len(ray.nodes())} node(s), not 2, after {sys.argv[2]}s")
     time.sleep(1)
 print(f"Ray cluster up: 2 nodes, {ray.cluster_resources()['CPU']:.0f} CPUs")
 PY
+}
+# Ray's raylet gives its agents 30 s to start, which a loaded machine can miss: one more try
+if ! start_cluster; then
+  echo "the Ray cluster did not come up; stopping it and trying once more" >&2
+  tail -n 3 "$work/ray-head.log" >&2 || true
+  stop_pids
+  start_cluster
+fi
 "${audit[@]}" --out "$work/audit-local"
 "${audit[@]}" --out "$work/audit-ray" --ray "127.0.0.1:$head_port"
 diff <(no_timings "$work/audit-local/report.json") <(no_timings "$work/audit-ray/report.json")
@@ -136,9 +150,7 @@ if not local or local != remote:
     sys.exit(f"error: the sweep on the cluster stored other rows ({len(remote)} vs {len(local)})")
 print(f"Ray: the sweep on the cluster stored the local rows ({len(local)} runs)")
 PY
-for pid in "${pids[@]}"; do kill -TERM "$pid"; done
-for pid in "${pids[@]}"; do wait "$pid" || true; done
-pids=()
+stop_pids
 if python -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$head_port" 2>/dev/null; then
   echo "error: the Ray head still listens after its stop" >&2; exit 1
 fi
@@ -148,7 +160,7 @@ python -m pytest -q -m ray tests/test_executor_ray.py
 
 # ---------------------------------------------------------------- MLflow: a real server
 ml_port=$(free_port)
-mlflow server --host 127.0.0.1 --port "$ml_port" --workers 1 \
+setsid mlflow server --host 127.0.0.1 --port "$ml_port" --workers 1 \
   --backend-store-uri "sqlite:///$work/mlflow.db" --artifacts-destination "$work/artifacts" \
   > "$work/mlflow.log" 2>&1 &
 pids+=($!)
@@ -197,6 +209,6 @@ for r in sweeps:
 print(f"MLflow: read back 1 audit run ({len(logged)} metrics equal to the report's, auc "
       f"{auc:.4f}; {len(names)} artifacts, report.json identical) and {len(sweeps)} sweep runs")
 PY
-kill -TERM "${pids[@]}"; wait "${pids[@]}" || true; pids=()
+stop_pids
 echo "MLflow: server stopped"
 echo "real components passed in $(( $(date +%s) - start )) s"

@@ -167,8 +167,8 @@ class RayExecutor:
         if self._ray is not None:
             return self
         if not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise InvalidConfigError(f"--ray-retries must be an integer >= 0. Got "
-                                     f"{self.max_retries!r} instead.")
+            raise InvalidConfigError(f"The max_retries parameter of RayExecutor must be an "
+                                     f"integer >= 0. Got {self.max_retries!r} instead.")
         ray = _import_ray()
         why = _reachable(self.address)
         if why is not None:

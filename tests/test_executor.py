@@ -91,7 +91,8 @@ def test_a_failing_training_fails_the_audit_with_its_error(trained_target, monke
 
 
 def test_ray_executor_refuses_bad_settings_before_connecting():
-    with pytest.raises(InvalidConfigError, match="--ray-retries must be an integer >= 0"):
+    with pytest.raises(InvalidConfigError,
+                       match="max_retries parameter of RayExecutor must be an integer >= 0"):
         RayExecutor("127.0.0.1:1", max_retries=-1).connect()
 
 

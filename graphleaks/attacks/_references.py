@@ -275,7 +275,7 @@ class ReferencePool:
             items.append((sources.aux[local], local, derive_seed(self.seed, "reference", i)))
         trained = self.executor.map(_train_reference, items, shared=sources,
                                     desc="reference models")
-        for i, item, model in zip(missing, items, trained):
+        for i, item, model in zip(missing, items, trained, strict=True):
             self._models[(*base, i)] = (model, item[0])
         models, members = [], []
         for i in range(num):

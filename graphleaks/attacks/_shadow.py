@@ -261,7 +261,7 @@ class ShadowPool:
             _train_shadow_item, [self.seed_of(i) for i in missing],
             shared=(population, spec, num_classes, member_frac, val_frac),
             desc="shadow models")
-        for i, shadow in zip(missing, trained):
+        for i, shadow in zip(missing, trained, strict=True):
             self._models[keys[i]] = shadow
 
     def _key(self, population: Data, spec: ArchitectureSpec, num_classes: int, index: int,
