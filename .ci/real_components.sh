@@ -120,13 +120,14 @@ while len([n for n in ray.nodes() if n["Alive"]]) < 2 or ray.cluster_resources()
 print(f"Ray cluster up: 2 nodes, {ray.cluster_resources()['CPU']:.0f} CPUs")
 PY
 }
-# Ray's raylet gives its agents 30 s to start, which a loaded machine can miss: one more try
-if ! start_cluster; then
-  echo "the Ray cluster did not come up; stopping it and trying once more" >&2
-  tail -n 3 "$work/ray-head.log" >&2 || true
+# Ray gives a node's raylet and agents 30 s to start (not configurable), which a loaded
+# machine can miss: up to 3 tries, each stopped before the next
+for try in 1 2 3; do
+  start_cluster && break
   stop_pids
-  start_cluster
-fi
+  if [ "$try" -eq 3 ]; then echo "error: the Ray cluster did not come up in 3 tries" >&2; exit 1; fi
+  echo "the Ray cluster did not come up (try $try); trying again" >&2
+done
 "${audit[@]}" --out "$work/audit-local"
 "${audit[@]}" --out "$work/audit-ray" --ray "127.0.0.1:$head_port"
 diff <(no_timings "$work/audit-local/report.json") <(no_timings "$work/audit-ray/report.json")

@@ -20,7 +20,9 @@ store, shipping the shared graph to each worker once, the results back, worker s
 
 Usage::
 
-    OMP_NUM_THREADS=1 nice python bench/bench_ray_fanout.py 100000
+    OMP_NUM_THREADS=1 python bench/bench_ray_fanout.py 100000
+
+(not under ``nice``: Ray's processes inherit it, and its node must start within 30 s)
 """
 
 from __future__ import annotations
@@ -50,6 +52,21 @@ def _ray_cpu() -> float:
         except psutil.Error:
             continue
     return total
+
+
+def _start_ray(ray: Any, workers: int, tries: int = 3) -> None:
+    """A local Ray instance of ``workers`` CPUs; Ray gives its node 30 s to start, which a
+    loaded machine can miss, so up to ``tries`` attempts (each said on stderr)."""
+    for attempt in range(1, tries + 1):
+        try:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises plain Exception here
+            ray.shutdown()
+            print(f"ray.init attempt {attempt} failed: {str(exc).splitlines()[0]}",
+                  file=sys.stderr, flush=True)
+            if attempt == tries:
+                raise
 
 
 def _run(target: Any, seed: int, executor: Any) -> tuple[Any, float, float, float]:
@@ -103,7 +120,7 @@ def main() -> None:
     expected = json.dumps(local.to_dict(include_timings=False), sort_keys=True)
     rows = {"local": line("local", wall, cpu, 0.0, True)}
     for workers in (1, 2):
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        _start_ray(ray, workers)
         try:
             with RayExecutor("auto") as ex:
                 ex.map(lambda s, i: i, list(range(workers)), shared=None)  # workers up
