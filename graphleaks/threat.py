@@ -31,6 +31,8 @@ class Task(str, Enum):
     LINK = "link"
     ATTRIBUTE = "attribute"
     RECONSTRUCTION = "reconstruction"
+    #: whole graphs as records (graph classification): was this graph in the training set
+    GRAPH_MEMBERSHIP = "graph_membership"
 
 
 class Output(str, Enum):

@@ -15,6 +15,10 @@ Units (the neighbouring relation the canary toggles):
   LapGraph) or ``influence`` (LinkTeller's influence of one endpoint's features on the other's
   logits, through the inference API; any target). ``auto`` picks ``released`` when the
   defense releases a graph.
+* ``node_feature``: a canary is a new node's feature vector, a planted pattern or its
+  complement, run through the defense's local feature mechanism (LPGNN, HeteroRR) without
+  training a model; attack ``released`` scores the released row. See
+  :mod:`graphleaks.audit.canary_features`.
 * ``node``: a canary is a new node with shuffled features (a real node's feature values in
   random order), a uniformly random label and ``canary_degree`` random edges to training nodes;
   an inserted canary is a training node. Attack ``loss``: the canary's log posterior of its
@@ -48,12 +52,16 @@ from graphleaks.privacy.ledger import PrivacyUnit
 from graphleaks.report.records import CanaryAudit  # the record lives in the torch-free decoder
 from graphleaks.seeding import derive_seed
 
-UNITS = ("edge", "node")
-ATTACKS = {"edge": ("auto", "released", "influence"), "node": ("auto", "loss")}
+UNITS = ("edge", "node", "node_feature")
+ATTACKS = {"edge": ("auto", "released", "influence"), "node": ("auto", "loss"),
+           "node_feature": ("auto", "released")}
 COVERS = {  # which audit units a defense's stated privacy unit protects
     PrivacyUnit.EDGE: ("edge",),
     PrivacyUnit.NODE: ("edge", "node"),
     PrivacyUnit.NONE: ("edge", "node"),
+    # local feature mechanisms (LPGNN, HeteroRR): graphleaks.audit.canary_features
+    PrivacyUnit.NODE_FEATURE: ("node_feature",),
+    PrivacyUnit.NODE_FEATURE_AND_LABEL: ("node_feature",),
 }
 
 
@@ -62,7 +70,7 @@ class CanaryConfig:
     """Parameters of a one-run canary audit.
 
     Attributes:
-        unit: ``edge`` or ``node``.
+        unit: ``edge``, ``node`` or ``node_feature``.
         num_canaries: m, the number of canaries (each inserted with probability 1/2).
         guess_fraction: Fraction of canaries guessed on (half "in" from the top scores, half
             "out" from the bottom); the rest are abstentions.
@@ -111,6 +119,10 @@ def check_unit(defense: Defense, unit: str) -> None:
             f"The unit parameter of the canary audit must be one the defense protects: "
             f"{defense.name} protects unit {defense.privacy_unit.value}; valid: {valid}. "
             f"Got {unit!r} instead.")
+    if unit == "node_feature":
+        from graphleaks.audit.canary_features import check_feature_mechanism
+
+        check_feature_mechanism(defense)
 
 
 def _edge_canaries(graph: Data, pool: np.ndarray, m: int,
@@ -227,6 +239,10 @@ def canary_audit(
         defense_registry.get(defense)(**(defense_params or {}))
     validate(d.config, type(d).__name__)
     check_unit(d, cfg.unit)
+    if cfg.unit == "node_feature":  # no training: the mechanism's release is audited
+        from graphleaks.audit.canary_features import feature_canary_audit
+
+        return feature_canary_audit(graph, defense=d, config=cfg, seed=seed)
     spec = spec or ArchitectureSpec()
     msplit = MembershipSplit.draw(graph.num_nodes, split, seed=derive_seed(seed, "split"))
     rng = np.random.default_rng(derive_seed(seed, "canaries"))
@@ -264,8 +280,9 @@ def canary_audit(
         unit=cfg.unit, defense=d.name, attack=used, claimed_epsilon=float(led.epsilon),
         claimed_delta=float(led.delta), bound=bound,
         violation=bool(bound.epsilon_lb > led.epsilon), num_inserted=int(coins.sum()),
-        seed=seed, notes=notes + (f"{r} guesses (top {r // 2} in, bottom {r - r // 2} out), "
-                                  f"one target training",),
+        seed=seed, scope="the trained target (one training run with the canaries)",
+        notes=notes + (f"{r} guesses (top {r // 2} in, bottom {r - r // 2} out), "
+                       f"one target training",),
     )
 
 

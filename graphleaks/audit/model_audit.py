@@ -545,6 +545,8 @@ def audit_model(
     n_bootstrap: int | None = None,
     population: Any = None,
     compare_surrogate: bool = False,
+    task: str = "node",
+    embedding_layer: str | None = None,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -579,6 +581,12 @@ def audit_model(
         compare_surrogate: Also run the attacks that train shadow/reference models with
             graphleaks' surrogate GCN instead of copies of the model, and record both AUCs
             in ``report.config["surrogate_comparison"]`` (those attacks run twice).
+        task: ``node`` (a node classifier, the default) or ``graph``: a graph classifier
+            ``model(x, edge_index, batch) -> [num_graphs, C]`` audited on ``data``, a
+            :class:`~graphleaks.data.graphsets.GraphSet` or a list of PyG graphs, with graph
+            ids as ``members``/``non_members`` (:mod:`graphleaks.audit.graph_audit`).
+        embedding_layer: For ``task="graph"``: the submodule whose output is the pooled
+            graph embedding (e.g. ``pool``).
 
     Returns:
         The :class:`~graphleaks.report.report.AuditReport`.
@@ -599,6 +607,24 @@ def audit_model(
         >>> r.attacks[0].attack
         'confidence_mia'
     """
+    if task == "graph":  # whole graphs as records: graph classifiers
+        from graphleaks.audit.graph_audit import audit_graph_model
+
+        if (embedding_layers is not None or served_edge_index is not None or compare_surrogate
+                or train_fn is not None):
+            raise InvalidConfigError("embedding_layers, served_edge_index, train_fn and "
+                                     "compare_surrogate are node-task options; for "
+                                     "task='graph' name the pooled layer with "
+                                     "embedding_layer='pool' and copies with model_factory")
+        return audit_graph_model(model, data, members, non_members, output=output,
+                                 embedding_layer=embedding_layer, model_factory=model_factory,
+                                 attacks=attacks, seed=seed, suite=suite,
+                                 n_bootstrap=n_bootstrap, population=population)
+    if task != "node":
+        raise InvalidConfigError(f"unknown task {str(task)[:20]!r}; choose node or graph")
+    if embedding_layer is not None:
+        raise InvalidConfigError("embedding_layer is a task='graph' option; node models name "
+                                 "their layers with embedding_layers=('conv1',)")
     graph = as_graph(data)
     target = model_target(model, graph, members, non_members, output=output,
                           embedding_layers=embedding_layers,

@@ -592,9 +592,15 @@ def default_canary_audits(
     if type(target.spec) is not ArchitectureSpec or target.defense not in defenses:
         return [], ("graphleaks cannot retrain this model with canaries (it was trained "
                     "outside graphleaks); plant canaries in your own training run")
+    if unit in (PrivacyUnit.NODE_FEATURE, PrivacyUnit.NODE_FEATURE_AND_LABEL):
+        # a local feature mechanism: its release is audited, no target is trained
+        from graphleaks.audit.canary_features import default_feature_audit
+
+        return default_feature_audit(target, suite.canaries,
+                                     seed=derive_seed(seed, "canary", "node_feature"))
     if unit.value not in ("edge", "node"):
-        return [], (f"canary audits test the edge and node units; this ledger's unit is "
-                    f"{unit.value} (audit the local mechanism's ε with its own test)")
+        return [], (f"canary audits test the edge, node and node_feature units; this "
+                    f"ledger's unit is {unit.value}")
     n = int(target.graph.num_nodes)
     sizes = {p: len(getattr(target.split, p)) / n for p in ("train", "val", "test")}
     split = SplitConfig(kind=target.split.kind, train_frac=sizes["train"],

@@ -27,6 +27,10 @@ ScoresOutput = Annotated[str, typer.Option(
 ScoreIds = Annotated[Path | None, typer.Option(
     "--score-ids", help="Node id of each row of a .npy score matrix (default: row i is node "
                         "i).", rich_help_panel=SCORES)]
+ScoresTask = Annotated[str, typer.Option(
+    "--task", help="What the scores are of: node (one row per node id, a node classifier) or "
+                   "graph (one row per graph id, a graph classifier: graph_id,label,class "
+                   "scores...).", rich_help_panel=SCORES)]
 ScoreLabels = Annotated[Path | None, typer.Option(
     "--labels", help="Label of each row of a .npy score matrix, one per line.",
     rich_help_panel=SCORES)]
@@ -39,12 +43,21 @@ def audit_scores(
     param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
     out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+    task: ScoresTask = "node",
 ) -> None:
     """Audit a model from its exported per-node scores.
 
     The split is --members and --non-members (default: every other scored node).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    if task == "graph":
+        run = run_graph_scores_audit(scores, scores_output, labels, score_ids,
+                                     o.MembershipFiles(members, non_members), attack, suite,
+                                     param, n_bootstrap, seed, output)
+        output.publish(run.report)
+        return
+    if task != "node":
+        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node or graph")
     run = run_scores_audit(scores, scores_output, labels, score_ids,
                            o.MembershipFiles(members, non_members),
                            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
@@ -110,5 +123,55 @@ def run_scores_audit(
                                n_bootstrap=budgets.n_bootstrap, suite=the_suite,
                                config=config, params=params)
     run.report.config["params"] = params_as_run(params, run.report)
+    write_report(run.report, output.out, html=True, scores=run.tables)
+    return run
+
+
+def run_graph_scores_audit(
+    scores: Path, scores_output: str, labels: Path | None, score_ids: Path | None,
+    membership: o.MembershipFiles, attack: list[str] | None, suite: str,
+    param: list[str] | None, n_bootstrap: int | None, seed: int, output: o.OutputOptions,
+) -> Any:
+    """``--task graph``: one score row per graph id; the graph attacks scores can serve.
+
+    Raises:
+        InvalidConfigError: A missing --members, an unknown --scores-output or attack, or
+            --param (graph attacks take no overrides here).
+        DataError: For invalid files or ids.
+    """
+    from graphleaks.attacks.graph_membership import graph_registry
+    from graphleaks.audit.graph_audit import audit_graph_scores_run
+    from graphleaks.audit.suite import get_suite
+    from graphleaks.data.node_sets import read_node_ids
+    from graphleaks.data.score_files import SCORE_KINDS, load_scores
+
+    m = membership
+    if m.members is None:
+        raise InvalidConfigError("graphleaks audit scores --task graph needs --members FILE "
+                                 "(the member graph ids, one per line)")
+    if scores_output not in SCORE_KINDS:
+        raise InvalidConfigError(f"--scores-output {scores_output!r} is unknown; choose one of: "
+                                 f"{', '.join(SCORE_KINDS)}")
+    if param:
+        raise InvalidConfigError("--param is not supported with --task graph; drop it (the "
+                                 "graph attacks run with the suite's budgets)")
+    the_suite = get_suite(suite)
+    names = [graph_registry.get(a).name for a in attack] if attack else None
+    check_output_dir(output.out, REPORT)
+    ns = load_scores(scores, output=scores_output, labels=labels, node_ids=score_ids)
+    if ns.names is not None:
+        raise InvalidConfigError(f"{scores}: graph ids must be integers (row i of the graph "
+                                 "set); string ids are not supported with --task graph")
+    member_ids = read_node_ids(m.members)
+    non_member_ids = read_node_ids(m.non_members) if m.non_members is not None else None
+    config = {"scores": str(scores), "members": str(m.members),
+              "non_members": str(m.non_members) if m.non_members else "every other scored graph",
+              "scores_output": scores_output, "n_bootstrap": n_bootstrap,
+              **o.file_names(labels=labels, score_ids=score_ids)}
+    output.before_work()
+    with progress_display(output.bars):
+        run = audit_graph_scores_run(ns, member_ids, non_member_ids, attacks=names, seed=seed,
+                                     suite=the_suite.name, n_bootstrap=n_bootstrap,
+                                     config=config)
     write_report(run.report, output.out, html=True, scores=run.tables)
     return run

@@ -49,11 +49,22 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
         "attacks": {n: f"[{attacks.get(n).task.value}] "
                        f"{attacks.get(n).threat_model.describe()}; needs="
                        + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
-                    for n in attacks.names()},
+                    for n in attacks.names()}
+                   | _graph_attack_rows(),
         "defenses": {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()},
         "datasets": {n: datasets.get(n).description for n in datasets.names()},
         "architectures": {a: "" for a in ARCHITECTURES},
     }
+
+
+def _graph_attack_rows() -> dict[str, str]:
+    """Rows of the graph-membership attacks (graph classifiers: ``--task graph``)."""
+    from graphleaks.attacks.graph_membership import graph_registry
+
+    return {n: f"[{graph_registry.get(n).task.value}] "
+               f"{graph_registry.get(n).threat_model.describe()}; "
+               f"paper={graph_registry.get(n).paper}; target=graph classifier"
+            for n in graph_registry.names()}
 
 
 def catalogue(*, use_cache: bool = True) -> dict[str, dict[str, str]]:

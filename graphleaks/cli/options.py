@@ -279,15 +279,17 @@ class AdversaryChoice:
 # ---------------------------------------------------------------- canary audit
 
 CanaryAudit = Annotated[list[str] | None, typer.Option(
-    "--canary-audit", help="Also run a one-run canary audit of this privacy unit (edge or "
-                           "node; repeatable): trains one extra target with canaries and "
+    "--canary-audit", help="Also run a one-run canary audit of this privacy unit (edge, "
+                           "node or node_feature; repeatable): trains one extra target with "
+                           "canaries (node_feature: runs the feature mechanism only) and "
                            "reports claimed beside audited ε. Exit 3 if audited > claimed.",
     rich_help_panel=CANARY)]
 Canaries = Annotated[int | None, typer.Option(
     "--canaries", help="Canaries per --canary-audit (default: 1000).", rich_help_panel=CANARY)]
 CanaryAttack = Annotated[str | None, typer.Option(
     "--canary-attack", help="Canary scoring: auto (default), released or influence (edge); "
-                            "auto or loss (node).", rich_help_panel=CANARY)]
+                            "auto or loss (node); auto or released (node_feature).",
+    rich_help_panel=CANARY)]
 
 
 @dataclass(frozen=True)
@@ -435,7 +437,8 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
     for a in report.canary_audits:
         flag = "VIOLATION: audited ε above claimed ε" if a.violation else "consistent"
         typer.echo(f"  canary audit ({a.unit} unit): claimed ε {a.claimed_epsilon:.3g}, "
-                   f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})")
+                   f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})"
+                   + (f"; audited: {a.scope}" if a.scope else ""))
     skipped = report.config.get("skipped_attacks") or {}
     for name, why in skipped.items():
         typer.echo(f"  skipped {name}: {why}")

@@ -29,14 +29,15 @@ __all__ = ["RANDOM_MEMBER_UNITS", "TESTED_UNITS", "EpsilonBound", "clopper_pears
 
 #: The privacy unit each task's challenge tests: a membership challenge includes or excludes
 #: one node, a link challenge one edge.
-TESTED_UNITS: dict[str, str] = {"membership": "node", "link": "edge"}
+TESTED_UNITS: dict[str, str] = {"membership": "node", "link": "edge",
+                                 "graph_membership": "graph"}
 
 #: Units whose challenge draws its positives at random from the candidates (the audit
 #: picks the members), as the bound's first assumption needs. A link challenge's positives
 #: are the graph's own edges: features and query-graph edges the mechanism never saw
 #: separate them from non-edges whatever ε (link stealing on a GAP-EDP target), so an
 #: optimistic bound there measures the data, not the mechanism.
-RANDOM_MEMBER_UNITS: frozenset[str] = frozenset({"node"})
+RANDOM_MEMBER_UNITS: frozenset[str] = frozenset({"node", "graph"})
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -212,7 +212,8 @@ def read_description(path: str | Path, url: str | None = None) -> EndpointDescri
                                  "description is a few lines")
     raw = p.read_bytes()
     with input_boundary(where, InvalidConfigError):
-        if p.suffix.lower() == ".json":
+        # JSON or TOML by content, not by name: a JSON description always opens with "{"
+        if raw.lstrip()[:1] == b"{":
             try:
                 data = json.loads(raw)
             except (ValueError, UnicodeDecodeError):
@@ -225,8 +226,8 @@ def read_description(path: str | Path, url: str | None = None) -> EndpointDescri
             try:
                 data = tomllib.loads(raw.decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
-                raise InvalidConfigError(f"{where} is not valid TOML (or .json for JSON); fix "
-                                         "its syntax") from None
+                raise InvalidConfigError(f"{where} is not valid TOML (a JSON description opens "
+                                         "with '{{'); fix its syntax") from None
     return parse_description(data, where, url)
 
 

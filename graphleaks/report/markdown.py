@@ -222,7 +222,9 @@ def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
     lines = ["## Canary audits (one run)", "",
              "Audited ε and GDP μ are lower bounds at the stated confidence: ε from Steinke, "
              "Nasr & Jagielski (2023), μ from the one-run f-DP analysis of Mahloujifar, Melis & "
-             "Chaudhuri (2025); each audit trained one extra target with the canaries.", "",
+             "Chaudhuri (2025); an edge or node audit trained one extra target with the "
+             "canaries, a node_feature audit ran the feature mechanism alone (no training).",
+             "",
              "| unit | canaries (inserted) | attack | guesses / correct | claimed ε | audited ε "
              "| audited μ | verdict |", "|---|---|---|---|---|---|---|---|"]
     for a in audits:
@@ -231,4 +233,5 @@ def _canary_lines(audits: Sequence[CanaryAudit]) -> list[str]:
         lines.append(f"| {a.unit} | {b.num_canaries} ({a.num_inserted}) | {a.attack} "
                      f"| {b.num_guesses} / {b.num_correct} | {_fmt(a.claimed_epsilon)} | "
                      f"{_fmt(b.epsilon_lb)} | {_fmt(b.mu_lb)} | {verdict} |")
-    return [*lines, ""]
+    scopes = [f"- {a.unit}: audited {a.scope}" for a in audits if a.scope]
+    return [*lines, "", *scopes, *([""] if scopes else [])]

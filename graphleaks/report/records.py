@@ -60,6 +60,8 @@ class CanaryAudit:
         num_inserted: Canaries actually inserted.
         seed: The audit's seed.
         notes: How the audit was run.
+        scope: What was audited, for the report ("the trained target", "the feature
+            mechanism's release, not the training run"); empty in reports written before.
     """
 
     unit: str
@@ -72,6 +74,7 @@ class CanaryAudit:
     num_inserted: int
     seed: int
     notes: tuple[str, ...] = ()
+    scope: str = ""
 
     @property
     def audited_epsilon(self) -> float:
@@ -697,4 +700,5 @@ def decode_canary_audit(d: Any, where: str) -> CanaryAudit:
         bound=bound, violation=_bool(_get(d, "violation", where), f"{where}.violation"),
         num_inserted=_int(_get(d, "num_inserted", where), f"{where}.num_inserted"),
         seed=_int(_get(d, "seed", where), f"{where}.seed"),
-        notes=tuple(_str(n, f"{where}.notes") for n in notes))
+        notes=tuple(_str(n, f"{where}.notes") for n in notes),
+        scope=_str(d.get("scope", ""), f"{where}.scope"))

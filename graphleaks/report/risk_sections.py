@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 #: What the positives and negatives of each task are.
 SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
                "reconstruction": ("edges", "non-edges"),
-               "attribute": ("nodes with known attribute", "nodes with unknown attribute")}
+               "attribute": ("nodes with known attribute", "nodes with unknown attribute"),
+               "graph_membership": ("member graphs", "non-member graphs")}
 
 
 def sides(task: str) -> tuple[str, str]:

@@ -66,6 +66,8 @@ from graphleaks.report.records import (
 from graphleaks.threat import ThreatModel
 
 RISKS = ("membership", "edges", "attributes", "reconstruction")
+#: The risks of a graph-classification audit (whole graphs are the records).
+GRAPH_RISKS = ("graph membership",)
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
@@ -73,7 +75,7 @@ BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
 GAIN_THRESHOLDS: tuple[tuple[str, float], ...] = (("severe", 0.30), ("high", 0.15),
                                                   ("low", 0.05))
 _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attributes",
-                 "reconstruction": "reconstruction"}
+                 "reconstruction": "reconstruction", "graph_membership": "graph membership"}
 #: The graphleaks defense whose privacy unit covers each risk, for a risk the target's
 #: ledger leaves open.
 DEFENSE_ADVICE = {
@@ -81,10 +83,11 @@ DEFENSE_ADVICE = {
     "edges": ("gap_edp", "edge-level DP"),
     "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
+    "graph membership": ("graph_dp_sgd", "per-graph DP-SGD (graph unit)"),
 }
 #: The privacy unit whose guarantee bounds each risk.
 RISK_UNIT = {"membership": "node", "edges": "edge", "reconstruction": "edge",
-             "attributes": "node_feature"}
+             "attributes": "node_feature", "graph membership": "graph"}
 #: Risk units each ledger unit covers (node-level DP covers a node's edges and features).
 LEDGER_COVERS = {
     "node": ("node", "edge", "node_feature"),
@@ -92,6 +95,7 @@ LEDGER_COVERS = {
     "node_feature": ("node_feature",),
     "node_feature_and_label": ("node_feature",),
     "node_label": (),
+    "graph": ("graph",),
     "none": (),
 }
 #: What a user's own pipeline can do per risk (a model trained outside graphleaks).
@@ -109,6 +113,11 @@ PIPELINE_ADVICE = {
                        "--epsilon 4)."),
     "attributes": ("Perturb node features locally before your own training (LPGNN's multi-bit "
                    "mechanism), or drop features correlated with the sensitive attribute."),
+    "graph membership": ("In your own training loop: DP-SGD with one graph per sample "
+                         "(per-graph gradient clipping, e.g. torch.func per-sample gradients; "
+                         "Opacus' hooks mix a batch's graphs in message passing), or stronger "
+                         "regularisation and early stopping; then re-audit the retrained "
+                         "model."),
 }
 #: Fewest positives and negatives an attack needs before the verdict grades it. LinkTeller's
 #: ``auto`` sampler sizes its sample to reach it (``attacks._pairs.MIN_GRADED_POSITIVES``,
@@ -373,9 +382,10 @@ def _coverage(risk: str, ctx: TargetContext, artefact: str | None) -> str:
             "unit")
 
 
-def _train_cmd(defense: str, epsilon: float) -> str:
-    return (f"graphleaks train --defense {defense} --epsilon {epsilon:g} --out model-dp, then "
-            "graphleaks audit --bundle model-dp")
+def _train_cmd(defense: str, epsilon: float, risk: str = "") -> str:
+    task = "--task graph " if risk == "graph membership" else ""
+    return (f"graphleaks train {task}--defense {defense} --epsilon {epsilon:g} --out model-dp, "
+            "then graphleaks audit --bundle model-dp")
 
 
 def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | None,
@@ -407,7 +417,7 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
         tighter = ctx.epsilon / 2
         text = (f"{none_graded}The ledger covers this risk at ε = {ctx.epsilon:g}, yet it leaks "
                 f"at this level: retrain with a tighter budget, e.g. ε = {tighter:g} "
-                f"({_train_cmd(ctx.defense, tighter)})")
+                f"({_train_cmd(ctx.defense, tighter, risk)})")
         if ctx.ledger_unit in ctx.violations:
             return text + (". First: the canary audit measured an ε above the claimed one, so "
                            "the implementation or its accounting is at fault, not the budget.")
@@ -415,15 +425,16 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
             return text + (f"; the canary audit (audited ε ≥ {ctx.audited[ctx.ledger_unit]:.3g}) "
                            "is consistent with the claim.")
         return text + (f", and check the audited ε (--canary-audit {ctx.ledger_unit} when "
-                       "training here)." if ctx.ledger_unit in ("edge", "node") else ".")
+                       "training here)." if ctx.ledger_unit in ("edge", "node", "graph")
+                       else ".")
     if ctx.private:
         eps = ctx.epsilon
         if defense == ctx.defense:  # never the applied defense at a weaker budget
             eps = ctx.epsilon / 2
-        cmd = _train_cmd(defense, eps)
+        cmd = _train_cmd(defense, eps, risk)
         return (f"{none_graded}{ctx.defense} protects the {ctx.ledger_unit} unit, which does "
                 f"not bound this risk: use {what}, whose unit covers it ({cmd}).")
-    return f"{none_graded}Try {what}: {_train_cmd(defense, 4.0)}."
+    return f"{none_graded}Try {what}: {_train_cmd(defense, 4.0, risk)}."
 
 
 def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str],
@@ -517,8 +528,10 @@ def compute_verdict(
     artefacts = {a.attack: art for a in report.attacks
                  if (art := artefact_of(a.attack, [o.value for o in a.threat_model.outputs],
                                          a.config)) is not None}
+    risks = GRAPH_RISKS if report.config.get("task") == "graph" else RISKS
     lines = verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
-                       sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts)
+                       sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts,
+                       risks=risks)
     first = uninformative_line(report)
     return [first, *lines] if first is not None else lines
 
@@ -528,21 +541,24 @@ def verdict_of(
     sweep_rows: Sequence[Mapping[str, Any]] | None = None,
     context: TargetContext | None = None,
     artefacts: Mapping[str, str] | None = None,
+    risks: Sequence[str] = RISKS,
 ) -> list[RiskVerdict]:
     """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`.
 
-    ``artefacts`` maps an attack to what it measured when that is not the model.
+    ``artefacts`` maps an attack to what it measured when that is not the model. ``risks``
+    are the lines shown even when no attack of them ran (a graph audit's:
+    :data:`GRAPH_RISKS`).
     """
     ctx = context or TargetContext()
     artefacts = artefacts or {}
     by_risk: dict[tuple[str, str | None], list[tuple[AttackLevel, Readings]]] = {
-        (r, None): [] for r in RISKS}
+        (r, None): [] for r in risks}
     for name, task, readings in attacks:
         lv = attack_level(name, readings)
         if lv is not None:
             by_risk.setdefault((risk_of(lv.attack, task), artefacts.get(name)), []).append(
                 (lv, readings))
-    order = {r: i for i, r in enumerate(RISKS)}
+    order = {r: i for i, r in enumerate((*RISKS, *GRAPH_RISKS))}
     out: list[RiskVerdict] = []
     for (risk, artefact), items in sorted(by_risk.items(), key=lambda kv: (
             order.get(kv[0][0], len(order)), kv[0][1] is not None, kv[0][1] or "")):
@@ -648,7 +664,8 @@ def render_verdict_markdown(report: GradedReport) -> str:
 def _audited_lines(report: GradedReport) -> list[str]:
     """Claimed beside audited ε, one line per canary audit."""
     return [f"Claimed ε {a.claimed_epsilon:.3g} ({a.unit} unit) beside canary-audited ε ≥ "
-            f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries): "
+            f"{a.bound.epsilon_lb:.3g} ({a.bound.num_canaries} canaries"
+            + (f"; audited: {a.scope}" if a.scope else "") + "): "
             + ("**VIOLATION: audited ε above claimed ε**" if a.violation else "consistent")
             + "." for a in report.canary_audits] + ([""] if report.canary_audits else [])
 

@@ -47,9 +47,16 @@ def write_report(report: AuditReport, out_dir: str | Path, *, html: bool = False
 
             (tmp / "report.html").write_text(render_html(report), encoding="utf-8")
         if scores is not None:
+            from graphleaks.report.graph_scores import is_graph_tables
             from graphleaks.report.scores import scores_csv
 
-            (tmp / "scores.csv").write_text(scores_csv(scores), encoding="utf-8")
+            if scores and is_graph_tables(scores):  # graph ids, sizes, SMILES, scaffolds
+                from graphleaks.report.graph_scores import graph_scores_csv
+
+                text = graph_scores_csv(scores)
+            else:
+                text = scores_csv(scores)
+            (tmp / "scores.csv").write_text(text, encoding="utf-8")
 
     publish_dir(out, REPORT, fill)
     return out / "report.json", out / "report.md"

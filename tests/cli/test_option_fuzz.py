@@ -312,6 +312,10 @@ CASES: dict[str, dict[str, Case]] = {
         "--attack": rec(lambda f: {"--attack": None},
                         lambda r: r["config"]["attacks"] == "all applicable"
                         and "label_only_mia" in r["config"]["skipped_attacks"]),
+        # the same export read as one row per graph: the graph attacks scores can serve
+        "--task": rec(lambda f: {"--task": "graph", "--attack": "graph_confidence_mia"},
+                      lambda r: r["config"]["task"] == "graph"
+                      and r["attacks"][0]["task"] == "graph_membership"),
         **_output_cases(),
     },
     "spec": {
