@@ -41,11 +41,9 @@ start=$(date +%s)
 export RAY_AUTH_MODE=token       # explicit: head, node, drivers and workers share ~/.ray's token
 export RAY_USAGE_STATS_ENABLED=0
 free_port() { python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }  # bash's own connect: no process
 wait_port() {  # wait_port PORT WHAT: up to WAIT_S seconds for a TCP listener
-  for _ in $(seq "$WAIT_S"); do
-    python -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$1" 2>/dev/null && return 0
-    sleep 1
-  done
+  for _ in $(seq "$WAIT_S"); do listening "$1" && return 0; sleep 1; done
   echo "error: $2 did not listen on 127.0.0.1:$1 within ${WAIT_S}s" >&2; return 1
 }
 
@@ -97,8 +95,9 @@ node_ports() { echo "--dashboard-agent-listen-port $(free_port) --runtime-env-ag
 start_cluster() {  # a head and one more node, 1 CPU each; returns non-zero if not up in time
   head_port=$(free_port)
   # shellcheck disable=SC2046
+  # no Ray Client server (port 0) and no autoscaler monitor: fewer processes to start
   setsid ray start --head --block --port "$head_port" --num-cpus 1 --include-dashboard false \
-    --ray-client-server-port "$(free_port)" $(node_ports) > "$work/ray-head.log" 2>&1 &
+    --ray-client-server-port 0 --no-monitor $(node_ports) > "$work/ray-head.log" 2>&1 &
   pids+=($!)
   wait_port "$head_port" "the Ray head" || return 1
   # shellcheck disable=SC2046
@@ -152,7 +151,7 @@ if not local or local != remote:
 print(f"Ray: the sweep on the cluster stored the local rows ({len(local)} runs)")
 PY
 stop_pids
-if python -c "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])), 1)" "$head_port" 2>/dev/null; then
+if listening "$head_port"; then
   echo "error: the Ray head still listens after its stop" >&2; exit 1
 fi
 echo "Ray: cluster stopped"
