@@ -25,6 +25,11 @@ stop_pids() {  # each started process is its own group's leader (setsid): stop t
     kill -KILL -- "-$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   done
   pids=()
+  # `ray start` records its head as this machine's default cluster; a head stopped by pid
+  # leaves that record, which a later ray.init() would try to join: drop ours
+  if [ -n "${head_port:-}" ] && grep -qs ":$head_port\$" /tmp/ray/ray_current_cluster; then
+    rm -f /tmp/ray/ray_current_cluster
+  fi
 }
 cleanup() {
   local rc=$?
@@ -37,6 +42,7 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT   # a stopped CI job cleans up too
 start=$(date +%s)
 export RAY_AUTH_MODE=token       # explicit: head, node, drivers and workers share ~/.ray's token
 export RAY_USAGE_STATS_ENABLED=0
@@ -95,9 +101,10 @@ node_ports() { echo "--dashboard-agent-listen-port $(free_port) --runtime-env-ag
 start_cluster() {  # a head and one more node, 1 CPU each; returns non-zero if not up in time
   head_port=$(free_port)
   # shellcheck disable=SC2046
-  # no Ray Client server (port 0) and no autoscaler monitor: fewer processes to start
+  # no autoscaler monitor: one process fewer to start
   setsid ray start --head --block --port "$head_port" --num-cpus 1 --include-dashboard false \
-    --ray-client-server-port 0 --no-monitor $(node_ports) > "$work/ray-head.log" 2>&1 &
+    --ray-client-server-port "$(free_port)" --no-monitor $(node_ports) \
+    > "$work/ray-head.log" 2>&1 &
   pids+=($!)
   wait_port "$head_port" "the Ray head" || return 1
   # shellcheck disable=SC2046

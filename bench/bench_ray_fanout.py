@@ -59,7 +59,8 @@ def _start_ray(ray: Any, workers: int, tries: int = 3) -> None:
     loaded machine can miss, so up to ``tries`` attempts (each said on stderr)."""
     for attempt in range(1, tries + 1):
         try:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=workers, include_dashboard=False,
+                     log_to_driver=False)
             return
         except Exception as exc:  # noqa: BLE001 - Ray raises plain Exception here
             ray.shutdown()

@@ -27,7 +27,8 @@ pytestmark = pytest.mark.ray
 def cluster():  # noqa: ANN201
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        # address "local": a new instance even where a cluster runs on this machine
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield "auto"
     if started:
         ray.shutdown()
