@@ -19,7 +19,7 @@ records     metrics, privacy, threat (never importing one another)
 data        data
 models      models (targets, training, DP-SGD)
 defenses    defenses
-bundles     bundles (reloading a bundle rebuilds its defense's model)
+bundles     bundles, graph_bundles (reloading a bundle rebuilds its defense's model)
 attacks     attacks (shadow models train defended targets)
 plugins     plugins (owner lookup by name over the attack and defense registries)
 report      report (records, codec, writers, verdict, gate, regression, JUnit, score tables,
@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("graphleaks.data",)),
     ("models", ("graphleaks.models",)),
     ("defenses", ("graphleaks.defenses",)),
-    ("bundles", ("graphleaks.bundles",)),
+    ("bundles", ("graphleaks.bundles", "graphleaks.graph_bundles")),
     ("attacks", ("graphleaks.attacks",)),
     ("plugins", ("graphleaks.plugins",)),
     ("report", ("graphleaks.report",)),

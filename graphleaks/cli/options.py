@@ -25,9 +25,9 @@ import typer
 
 from graphleaks._validation import validate
 from graphleaks.audit.tracking import MlflowTracker
-from graphleaks.cli._common import check_audit_options, load_graph, setup_logging
+from graphleaks.cli._common import check_audit_options, check_seed, load_graph, setup_logging
 from graphleaks.errors import InvalidConfigError
-from graphleaks.report.verdict import compute_verdict
+from graphleaks.report.verdict import compute_verdict, verdict_notes
 
 # The registries of attacks and defenses, plug-in lookup and the canary audit import torch:
 # imported inside the methods that need them, so that `graphleaks audit --help` stays
@@ -146,14 +146,15 @@ NBootstrap = Annotated[int | None, typer.Option(
     "--n-bootstrap", help="Bootstrap replicates per CI (default: the suite's, 1000 for "
                           "standard).", rich_help_panel=BUDGETS)]
 Seed = Annotated[int, typer.Option(
-    "--seed", help="Root seed of every random choice.", rich_help_panel=BUDGETS)]
+    "--seed", help="Root seed of every random choice (a non-negative integer).",
+    callback=check_seed, rich_help_panel=BUDGETS)]
 QueryGraph = Annotated[str, typer.Option(
     "--query-graph", help="Graph the queries are evaluated in: target, full, partitioned or "
                           "zero_hop.", rich_help_panel=BUDGETS)]
 # A spec sets its own seed and budgets: these override them only when given.
 SeedOverride = Annotated[int | None, typer.Option(
     "--seed", help="Root seed, replacing the spec's (recorded as an override).",
-    rich_help_panel=BUDGETS)]
+    callback=check_seed, rich_help_panel=BUDGETS)]
 NBootstrapOverride = Annotated[int | None, typer.Option(
     "--n-bootstrap", help="Bootstrap replicates per CI, replacing the spec's (recorded as an "
                           "override).", rich_help_panel=BUDGETS)]
@@ -196,6 +197,73 @@ class AuditBudgets:
         from graphleaks.attacks import registry
 
         return [registry.get(a).name for a in self.attacks]
+
+
+QueryBudgets = Annotated[str | None, typer.Option(
+    "--query-budgets", help="Also measure leakage against queries: LinkTeller and the "
+                            "label-only MIA re-run at each of these query budgets per attack "
+                            "(comma-separated, increasing, e.g. 100,1000,10000); the report "
+                            "gets AUC and TPR@1%FPR with intervals per budget and the smallest "
+                            "budget reaching each risk level.", rich_help_panel=BUDGETS)]
+
+
+@dataclass(frozen=True)
+class QueryCurveChoice:
+    """The query-budget grid of the leakage-against-queries curves (none by default)."""
+
+    budgets: tuple[int, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str | None) -> QueryCurveChoice:
+        """The record of ``--query-budgets``, checked before any work.
+
+        Raises:
+            InvalidConfigError: For a budget that is not a positive integer, or a grid that
+                does not increase.
+        """
+        if text is None:
+            return cls()
+        from graphleaks.report.query_curves import parse_budgets
+
+        return cls(parse_budgets(text))
+
+    def curve_attacks(self, names: list[str] | None) -> list[str] | None:
+        """The curve attacks among the attacks asked for (None: every curve attack).
+
+        Raises:
+            InvalidConfigError: When attacks are named and none of them has a curve.
+        """
+        if not self.budgets or names is None:
+            return None
+        from graphleaks.report.query_curves import CURVE_ATTACK_NAMES
+
+        chosen = [n for n in names if n in CURVE_ATTACK_NAMES]
+        if not chosen:
+            raise InvalidConfigError(
+                "--query-budgets draws curves for " + ", ".join(CURVE_ATTACK_NAMES)
+                + ", and none of them is among the --attack ones; add --attack linkteller or "
+                "--attack label_only_mia, or drop --query-budgets")
+        return chosen
+
+    def add_curves(self, report: AuditReport, target: Any, *, names: list[str] | None,
+                   budgets: AuditBudgets, suite: Any, params: dict[str, Any],
+                   exposed: Any = None, defense_aware: bool = True) -> None:
+        """Run the curves on ``target`` and record them (and the grid) in ``report.config``.
+
+        Nothing is recorded without a grid, so such a report is unchanged.
+        """
+        if not self.budgets:
+            return
+        from graphleaks.audit.query_curve import query_curve
+        from graphleaks.report.query_curves import CONFIG_KEY
+
+        kwargs = {} if exposed is None else {"exposed": exposed}
+        curves = query_curve(target, self.curve_attacks(names), budgets=self.budgets,
+                             seed=budgets.seed, n_bootstrap=budgets.n_bootstrap, suite=suite,
+                             params=params, view=budgets.query_graph,
+                             defense_aware=defense_aware, **kwargs)
+        report.config["query_budgets"] = list(self.budgets)
+        report.config[CONFIG_KEY] = curves.to_dict()
 
 
 # ---------------------------------------------------------------- target, defense, adversary
@@ -279,10 +347,12 @@ class AdversaryChoice:
 # ---------------------------------------------------------------- canary audit
 
 CanaryAudit = Annotated[list[str] | None, typer.Option(
-    "--canary-audit", help="Also run a one-run canary audit of this privacy unit (edge, "
-                           "node or node_feature; repeatable): trains one extra target with "
-                           "canaries (node_feature: runs the feature mechanism only) and "
-                           "reports claimed beside audited ε. Exit 3 if audited > claimed.",
+    "--canary-audit", help="Run a one-run canary audit of this privacy unit (edge, node or "
+                           "node_feature; repeatable) in place of the default one: trains one "
+                           "extra target with canaries (node_feature: runs the feature "
+                           "mechanism only) and reports claimed beside audited ε. Exit 3 if "
+                           "audited > claimed. A defended target gets one of its ledger's "
+                           "unit by default; 'none' turns it off.",
     rich_help_panel=CANARY)]
 Canaries = Annotated[int | None, typer.Option(
     "--canaries", help="Canaries per --canary-audit (default: 1000).", rich_help_panel=CANARY)]
@@ -292,13 +362,19 @@ CanaryAttack = Annotated[str | None, typer.Option(
     rich_help_panel=CANARY)]
 
 
+#: ``--canary-audit none``: no canary audit, not even the default one of a defended target.
+CANARY_OFF = "none"
+
+
 @dataclass(frozen=True)
 class CanaryChoice:
-    """The canary audits asked for (none by default)."""
+    """The canary audits asked for: none named by default (a defended target then gets the
+    default one of its ledger's unit), or turned off (``--canary-audit none``)."""
 
     units: tuple[str, ...] = ()
     canaries: int = 1000
     attack: str = "auto"
+    off: bool = False
 
     @classmethod
     def parse(cls, units: list[str] | None, canaries: int | None,
@@ -306,8 +382,18 @@ class CanaryChoice:
         """The record of the options.
 
         Raises:
-            InvalidConfigError: For --canaries or --canary-attack without --canary-audit.
+            InvalidConfigError: For --canaries or --canary-attack without --canary-audit,
+                or ``none`` beside a unit or with them.
         """
+        if units and CANARY_OFF in units:
+            if len(units) > 1:
+                raise InvalidConfigError("--canary-audit none turns the canary audit off, and "
+                                         "a unit was named too; give units or none, not both")
+            if canaries is not None or attack is not None:
+                flag = "--canaries" if canaries is not None else "--canary-attack"
+                raise InvalidConfigError(f"{flag} sets up a canary audit, and --canary-audit "
+                                         f"none turns it off; drop one of them")
+            return cls(off=True)
         if not units:
             for flag, value in (("--canaries", canaries), ("--canary-attack", attack)):
                 if value is not None:
@@ -439,9 +525,11 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
         typer.echo(f"  canary audit ({a.unit} unit): claimed ε {a.claimed_epsilon:.3g}, "
                    f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})"
                    + (f"; audited: {a.scope}" if a.scope else ""))
-    skipped = report.config.get("skipped_attacks") or {}
-    for name, why in skipped.items():
-        typer.echo(f"  skipped {name}: {why}")
+    notes = verdict_notes(report)  # skipped and ungraded attacks, with what to do
+    if notes:
+        typer.echo("Notes")
+        for note in notes:
+            typer.echo(f"  - {note}")
     typer.echo(f"Report: {out / 'report.md'} · {out / 'report.html'} · {out / 'report.json'}"
                f" · per-candidate scores {out / 'scores.csv'}")
 

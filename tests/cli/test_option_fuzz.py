@@ -273,6 +273,8 @@ CASES: dict[str, dict[str, Case]] = {
         "--ray": refused(lambda f: {"--ray": "127.0.0.1:1"},
                          "no Ray cluster answers there" if importlib.util.find_spec("ray")
                          else "--ray needs Ray"),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_output_cases(),
     },
     "model": {
@@ -295,6 +297,8 @@ CASES: dict[str, dict[str, Case]] = {
                              _cfg("non_members", "n2.txt")),
         "--population": rec(lambda f: {"--population": f["pop2.txt"], "--attack": "shadow_mia"},
                             _cfg("population", "pop2.txt")),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_budget_cases(),
         **_output_cases(),
     },
@@ -303,6 +307,7 @@ CASES: dict[str, dict[str, Case]] = {
                          lambda r: r["config"]["members"].endswith("m2.txt")),
         "--non-members": rec(lambda f: {"--non-members": f["n2.txt"]},
                              lambda r: r["config"]["non_members"].endswith("n2.txt")),
+        # --task link reads pair scores and edge files (tests/audit/test_link_scores_only.py)
         "--scores-output": rec(lambda f: {"--scores-output": "logits"},
                                _cfg("scores_output", "logits")),
         "--labels": rec(lambda f: {"FILE": f["scores.npy"], "--labels": f["score_labels.txt"]},
