@@ -77,7 +77,7 @@ def run_task_bundle_audit(
     bundle: Path, task: str, graph_source: o.GraphSource, budgets: o.AuditBudgets,
     training: o.TrainingChoice, defense: o.DefenseChoice, adversary: o.AdversaryChoice,
     sweep_results: Path | None, canary: o.CanaryChoice, output: o.OutputOptions,
-    curves: o.QueryCurveChoice | None,
+    curves: o.QueryCurveChoice | None, *, ray_address: str | None = None,
 ) -> None:
     """Audit a link or graph bundle; write the report and print the summary.
 
@@ -111,6 +111,8 @@ def run_task_bundle_audit(
     if adversary.compare_unit is not None:
         raise _refuse("--compare-unit", task, f"its ε bounds are in the {CANARY_UNIT[task]} "
                                               "unit and compared with its ledger already")
+    if ray_address is not None:
+        raise _refuse("--ray", task, "its audit trains its reference models locally")
     if sweep_results is not None:
         raise _refuse("--sweep-results", task, "sweeps train node targets")
     unit = CANARY_UNIT[task]

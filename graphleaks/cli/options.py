@@ -442,6 +442,12 @@ Mlflow = Annotated[bool, typer.Option(
     "--mlflow", help="Log parameters, metrics with intervals, the ledger and the report files "
                      "to MLflow (MLFLOW_TRACKING_URI; needs graphleaks\\[mlflow]).",
     rich_help_panel=OUTPUT)]
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS", help="Train the audit's reference and shadow models as Ray "
+                                     "tasks on the running cluster at ADDRESS (HOST:PORT of "
+                                     "`ray start --head`); the report is the one a local run "
+                                     "writes. Needs graphleaks\\[ray] on every node.",
+    rich_help_panel=BUDGETS)]
 Verbose = Annotated[bool, typer.Option(
     "-v", "--verbose", help="Log progress to stderr.", rich_help_panel=OUTPUT)]
 DEFAULT_OUT = Path("graphleaks-report")

@@ -94,6 +94,7 @@ def test_link_bundle_protocol_and_edge_canary(link_bundle, tmp_path) -> None:
     ("graph", ["--query-graph", "full"], "--query-graph"),
     ("graph", ["--canary-audit", "graph", "--canary-attack", "released"], "--canary-attack"),
     ("graph", ["--compare-unit", "graph"], "--compare-unit"),
+    ("graph", ["--ray", "127.0.0.1:6379"], "--ray"),
 ])
 def test_option_of_another_task_refused(request, tmp_path, task, args, named) -> None:
     bundle = request.getfixturevalue(f"{task}_bundle")

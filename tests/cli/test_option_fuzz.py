@@ -17,6 +17,7 @@ gives every mode every option it lacks.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -268,6 +269,10 @@ CASES: dict[str, dict[str, Case]] = {
         "--canary-attack": rec(lambda f: {"--canary-audit": "edge", "--canaries": "40",
                                           "--canary-attack": "influence"},
                                lambda r: r["canary_audits"][0]["attack"] == "influence"),
+        # fan-out needs a cluster (tests/test_executor_ray.py): here, one that is not there
+        "--ray": refused(lambda f: {"--ray": "127.0.0.1:1"},
+                         "no Ray cluster answers there" if importlib.util.find_spec("ray")
+                         else "--ray needs Ray"),
         "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
                                _cfg("query_budgets", [3, 9])),
         **_output_cases(),
