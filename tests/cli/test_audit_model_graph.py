@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from graphleaks.audit.graph_audit import audit_graph_run, graph_target
 from graphleaks.cli import app
-from graphleaks.cli.audit_model_graph import MOTIF_SET_SIZE
-from graphleaks.data.graphsets import GraphSetRef, read_tu_folder
+from graphleaks.data.graphsets import read_tu_folder
+from graphleaks.data.graphsets.named import named_graph_set
 from graphleaks.models.foreign import export_pt2
 from graphleaks.models.graph_export import export_graph_pt2
 from graphleaks.models.graph_target import batch_graphs
@@ -33,7 +33,7 @@ MEMBERS, NON = np.arange(24), np.arange(24, 48)
 def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     d = tmp_path_factory.mktemp("graph_model")
     # the set `--dataset motif --seed SEED` names
-    gs = GraphSetRef.motif(num_graphs=MOTIF_SET_SIZE, seed=SEED).load()
+    gs = named_graph_set("motif", seed=SEED).load()
     model = train_user_gin([gs[int(i)] for i in MEMBERS], gs.y[MEMBERS])
     x, ei, b = batch_graphs([gs[i] for i in range(4)])
     export_graph_pt2(model, x, ei, b, d / "gin.pt2")
