@@ -49,6 +49,18 @@ EmbeddingLayer = Annotated[list[str] | None, typer.Option(
                               "or a value of that name). Refused for .pt2 programs, which "
                               "run their operators inline.",
     rich_help_panel=MODEL)]
+ModelTask = Annotated[str, typer.Option(
+    "--task", help="What the model does: node (a node classifier on --edges/--features/"
+                   "--labels) or graph (a graph classifier called as model(x, edge_index, "
+                   "batch) on the graph set --dataset or --graphs; the id files list graph "
+                   "ids).", rich_help_panel=MODEL)]
+GraphSetFile = Annotated[Path | None, typer.Option(
+    "--graphs", help="--task graph: the graph set, a SMILES (.smi) or SDF file (needs "
+                     "graphleaks[molecules]) or a TU-format folder.", rich_help_panel=o.GRAPH)]
+OnInvalid = Annotated[str | None, typer.Option(
+    "--on-invalid", help="--task graph with a molecule file: refuse (default) or skip a "
+                         "molecule RDKit cannot parse (each skip is counted).",
+    rich_help_panel=o.GRAPH)]
 
 
 def audit_model(
@@ -61,13 +73,32 @@ def audit_model(
     query_budgets: o.QueryBudgets = None, out: o.Out = o.DEFAULT_OUT,
     json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+    task: ModelTask = "node", dataset: o.Dataset = None, data_root: o.DataRoot = None,
+    graphs: GraphSetFile = None, on_invalid: OnInvalid = None,
 ) -> None:
     """Audit a saved model from another pipeline (.pt2, .onnx or a state_dict).
 
     The model is served on the graph --edges/--features/--labels, with the split --members
-    and --non-members.
+    and --non-members (--task graph: a graph classifier on --dataset or --graphs).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    if task == "graph":
+        from graphleaks.cli.audit_model_graph import run_graph_model_audit
+
+        run = run_graph_model_audit(
+            model, model_class, model_kwargs, model_output, tuple(embedding_layer or ()),
+            o.GraphSource(dataset, data_root, edges, features, labels), graphs, on_invalid,
+            o.MembershipFiles(members, non_members, population),
+            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
+        output.publish(run.report)
+        return
+    if task != "node":
+        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node or graph")
+    if dataset is not None or data_root is not None or graphs is not None \
+            or on_invalid is not None:
+        raise InvalidConfigError("--dataset/--data-root/--graphs/--on-invalid name a graph set "
+                                 "for --task graph; a node model is served on --edges/"
+                                 "--features/--labels")
     run = run_model_audit(model, model_class, model_kwargs, model_output,
                           o.GraphSource(None, None, edges, features, labels),
                           o.MembershipFiles(members, non_members, population),

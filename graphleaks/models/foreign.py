@@ -130,7 +130,9 @@ class OnnxModel:
     """An ONNX graph run by onnxruntime, called as ``model(x, edge_index)``.
 
     The graph's first input takes the float features, its second the int64 edge index;
-    its first output is the per-node output. It holds no torch parameters: the adversary of
+    its first output is the per-node output. A graph classifier's ONNX graph takes a third
+    input, the int64 ``batch`` vector, and is called as ``model(x, edge_index, batch)``
+    (:mod:`graphleaks.models.graph_export`). It holds no torch parameters: the adversary of
     an ONNX model reads outputs only.
     """
 
@@ -139,9 +141,12 @@ class OnnxModel:
         self._path = path
         inputs = session.get_inputs()
         self._inputs = [i.name for i in inputs]
-        if len(self._inputs) != 2:
+        #: 2 for a node model, 3 for a graph classifier (x, edge_index, batch)
+        self.num_inputs = len(self._inputs)
+        if len(self._inputs) not in (2, 3):
             raise DataError(f"ONNX model {path} takes {len(self._inputs)} inputs; it must take "
-                            "two: node features [N, F] (float) and edge_index [2, E] (int64)")
+                            "two: node features [N, F] (float) and edge_index [2, E] (int64), "
+                            "or three for a graph classifier (and batch [N], int64)")
         # a concrete dimension (an int, not a name) was fixed at export: only that size runs
         x_shape, ei_shape = list(inputs[0].shape or []), list(inputs[1].shape or [])
         nodes = x_shape[0] if x_shape and isinstance(x_shape[0], int) else None
@@ -161,9 +166,14 @@ class OnnxModel:
     _layer_session: Any = None
     _layer_index: tuple[int, ...] = ()
 
-    def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        """Outputs for every node."""
-        return self._run(self._session, x, edge_index)[0]
+    def __call__(self, x: torch.Tensor, edge_index: torch.Tensor,
+                 batch: torch.Tensor | None = None) -> torch.Tensor:
+        """Outputs for every node (or, with ``batch``, for every graph)."""
+        if (batch is None) != (self.num_inputs == 2):
+            raise DataError(f"ONNX model {self._path} takes {self.num_inputs} inputs: audit "
+                            + ("a graph classifier with --task graph" if batch is None else
+                               "a node model without --task graph"))
+        return self._run(self._session, x, edge_index, batch)[0]
 
     def run_with_layers(self, x: torch.Tensor,
                         edge_index: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -174,10 +184,12 @@ class OnnxModel:
         return out[0], {n: out[i] for n, i in zip(self.layer_names, self._layer_index,
                                                    strict=True)}
 
-    def _run(self, session: Any, x: torch.Tensor,
-             edge_index: torch.Tensor) -> list[torch.Tensor]:
+    def _run(self, session: Any, x: torch.Tensor, edge_index: torch.Tensor,
+             batch: torch.Tensor | None = None) -> list[torch.Tensor]:
         feeds = {self._inputs[0]: x.detach().cpu().float().numpy(),
                  self._inputs[1]: edge_index.detach().cpu().long().numpy()}
+        if batch is not None:
+            feeds[self._inputs[2]] = batch.detach().cpu().long().numpy()
         try:
             outs = session.run(None, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types

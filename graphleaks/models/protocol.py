@@ -128,8 +128,8 @@ HOOKABLE_FORMATS = ("audit it as a state_dict with --model-class (or in Python w
                     "audit_model(..., embedding_layers=...)), where its submodules run")
 
 #: What graphleaks says of a model whose output is not one row per node.
-NOT_NODE_LEVEL = ("graphleaks audits node classifiers only today (link prediction and graph "
-                  "classification are planned)")
+NOT_NODE_LEVEL = ("audit a graph classifier with task='graph' (graphleaks audit model FILE "
+                  "--task graph) and a pair scorer with task='link'")
 
 
 def fixed_shape(model: Any) -> tuple[int | None, int | None] | None:

@@ -73,6 +73,11 @@ GAT, GIN, SGConv and MLP models on ``(x, edge_index)``, static and dynamic node/
 Not covered (documented residual risk): a program may still compute a large size at run time
 from the *input* sizes through a chain of symbolic arithmetic; literal operands are bounded,
 but the product of a chain is only bounded by the declared shapes it claims.
+``item`` (a one-element tensor read as a number) is admitted because a graph classifier
+needs it: its graph count is ``batch.max().item() + 1``, a size only known at run time
+(:mod:`graphleaks.models.graph_export`). A program may thus also size an allocation by an
+input *value*; the values are the ones graphleaks feeds it (graph ids of its own batches,
+the user's features), so this too is a memory risk, never code.
 """
 
 from __future__ import annotations
@@ -151,6 +156,7 @@ PURE_OPS = frozenset({
     "full_like.default", "arange.default", "arange.start", "arange.start_step",
     # sizes and run-time checks
     "sym_size.int", "sym_numel.default", "sym_stride.int", "_assert_scalar.default",
+    "item.default",
     "_assert_tensor_metadata.default", "sym_constrain_range_for_size.default",
 })
 

@@ -399,8 +399,11 @@ def _verdict_section(report: AuditReport) -> str:
 
 
 def _risk_section(report: AuditReport) -> str:
+    from graphleaks.report.graph_sections import is_graph_report, render_graph_slices_html
     from graphleaks.report.risk_sections import render_slices_html
 
+    if is_graph_report(report):  # leakage by class and graph size; graphs have no degree
+        return render_graph_slices_html(report)
     return render_slices_html(report)
 
 

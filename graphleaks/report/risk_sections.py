@@ -96,6 +96,8 @@ def degree_figure(report: AuditReport) -> Any | None:
     keys = [k for _, _, k in DEGREE_BUCKETS]
     series = []
     for a in report.attacks:
+        if a.task == "graph_membership":  # whole graphs have no degree: never an empty plot
+            continue
         sl = a.metrics.slices
         pts = []
         for i, k in enumerate(keys):

@@ -297,6 +297,14 @@ CASES: dict[str, dict[str, Case]] = {
                              _cfg("non_members", "n2.txt")),
         "--population": rec(lambda f: {"--population": f["pop2.txt"], "--attack": "shadow_mia"},
                             _cfg("population", "pop2.txt")),
+        # the graph-classifier door (--task graph) is fuzzed in tests/cli/
+        # test_audit_model_graph.py; on this node model its options are refused
+        "--task": refused(lambda f: {"--task": "graph"}, "give one graph of a node model"),
+        **{flag: refused(lambda f, flag=flag, v=v: {flag: v(f)},
+                         "name a graph set for --task graph")
+           for flag, v in (("--dataset", lambda f: "motif"), ("--data-root", lambda f: f["dir"]),
+                           ("--graphs", lambda f: f["edges.csv"]),
+                           ("--on-invalid", lambda f: "skip"))},
         "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
                                _cfg("query_budgets", [3, 9])),
         **_budget_cases(),
