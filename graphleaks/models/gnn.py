@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
 import weakref
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -112,6 +115,30 @@ class _SparseProduct(torch.autograd.Function):
         return None, None, torch.sparse.mm(ctx.a_t, grad)
 
 
+#: Inside :func:`shared_normalization`: a one-slot cache ``[key, matrices]`` that every
+#: :class:`_NormalizedAdjacency` consults before building; None outside.
+_SHARED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "graphleaks_shared_normalization", default=None)
+
+
+@contextlib.contextmanager
+def shared_normalization() -> Iterator[None]:
+    """Within the block, GCN layers of different models share one normalised graph.
+
+    Each model keeps its own adjacency cache, so several models queried on the same new
+    ``edge_index`` (G-BASE sends every batched ball union to the target and each reference)
+    would each normalise it. Inside this block the last graph's ``Â`` and ``Âᵀ`` are kept
+    in one slot and served to any model given the same tensor (same identity, version,
+    node count and dtype): the same matrices, so the outputs are unchanged bit for bit. The
+    slot is dropped when the block ends, so nothing outlives it.
+    """
+    token = _SHARED.set([None, None])
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 class _NormalizedAdjacency:
     """GCN's D^-1/2 (A + I) D^-1/2 as CSR matrices, remembered for one edge_index.
 
@@ -158,19 +185,32 @@ class _NormalizedAdjacency:
         key = (edge_index._version, num_nodes, edge_index.device, edge_index.shape, h.dtype)
         if not (self._key is not None and self._key[0]() is edge_index
                 and self._key[1:] == key and self._matrices is not None):
-            ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True, dtype=h.dtype)
-            # PyG's flow is source_to_target: out[target] += w · h[source].
-            a = torch.sparse_coo_tensor(ei.flip(0), w, (num_nodes, num_nodes),
-                                        check_invariants=True).coalesce()
-            with warnings.catch_warnings():  # torch flags CSR as beta; the product is stable
-                warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
-                self._matrices = (a.to_sparse_csr(), a.t().coalesce().to_sparse_csr())
+            shared = _SHARED.get()
+            if (shared is not None and shared[0] is not None and shared[0][0]() is edge_index
+                    and shared[0][1:] == key):
+                self._matrices = shared[1]
+            else:
+                self._matrices = _normalize(edge_index, num_nodes, h.dtype)
+                if shared is not None:
+                    shared[:] = [(weakref.ref(edge_index), *key), self._matrices]
             self._key = (weakref.ref(edge_index), *key)
         assert self._matrices is not None
         return self._matrices
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _NormalizedAdjacency:
         return _NormalizedAdjacency()
+
+
+def _normalize(edge_index: torch.Tensor, num_nodes: int, dtype: torch.dtype
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """GCN's ``Â`` and ``Âᵀ`` of ``edge_index`` over ``num_nodes`` nodes, as CSR."""
+    ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True, dtype=dtype)
+    # PyG's flow is source_to_target: out[target] += w · h[source].
+    a = torch.sparse_coo_tensor(ei.flip(0), w, (num_nodes, num_nodes),
+                                check_invariants=True).coalesce()
+    with warnings.catch_warnings():  # torch flags CSR as beta; the product is stable
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
+        return a.to_sparse_csr(), a.t().coalesce().to_sparse_csr()
 
 
 class GNN(nn.Module):
