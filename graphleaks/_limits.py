@@ -18,7 +18,7 @@ import contextlib
 import json
 import tokenize
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -245,7 +245,7 @@ def _read_npy_header(fh: IO[bytes]) -> tuple[tuple[int, ...], np.dtype[Any], int
 
 def check_npy_header(
     fh: IO[bytes], actual_bytes: int, what: str, *, max_bytes: int = MAX_ARRAY_BYTES,
-    error: type[GraphleaksError] = DataError,
+    error: type[GraphleaksError] = DataError, text: bool = False,
 ) -> tuple[tuple[int, ...], np.dtype[Any]]:
     """Check an ``.npy`` header against the bytes that follow it, before any array exists.
 
@@ -263,6 +263,8 @@ def check_npy_header(
         what: How messages name the input.
         max_bytes: Largest accepted array, in bytes.
         error: The exception class raised.
+        text: Also accept fixed-width string dtypes (``<U8``, ``S8``: plain bytes, read
+            without pickle), for arrays of string ids.
 
     Returns:
         The declared shape and dtype.
@@ -277,7 +279,7 @@ def check_npy_header(
             RecursionError, EOFError, zipfile.BadZipFile):
         # numpy parses the header as a Python literal; any failure means a broken file
         raise error(f"{what} is not a valid .npy array file") from None
-    if dtype.hasobject or dtype.kind not in "biuf":
+    if dtype.hasobject or dtype.kind not in ("biufUS" if text else "biuf"):
         raise error(f"{what}: expected a numeric array, got a non-numeric dtype (pickled object "
                     "arrays are never loaded)")
     if any(n < 0 for n in shape):
@@ -296,13 +298,14 @@ def check_npy_header(
 
 def check_npz(
     path: Path, what: str, *, max_bytes: int = MAX_ARRAY_BYTES,
-    error: type[GraphleaksError] = DataError,
+    error: type[GraphleaksError] = DataError, text_members: Collection[str] = (),
 ) -> None:
     """Check every member of an ``.npz`` before :func:`numpy.load` decompresses any.
 
     Each member's uncompressed size (the zip directory's ``file_size``, which bounds what
     :mod:`zipfile` will ever decompress) must match its ``.npy`` header, be a numeric array,
-    and all members together must fit ``max_bytes``.
+    and all members together must fit ``max_bytes``. The members named in ``text_members``
+    (without ``.npy``) may also hold fixed-width strings (never objects).
 
     Raises:
         GraphleaksError: For a file that is not a zip of ``.npy`` arrays, a forged or
@@ -330,7 +333,8 @@ def check_npz(
                                 "with numpy.savez")
                 with zf.open(info) as fh:
                     check_npy_header(fh, info.file_size, f"{what} (an array inside it)",
-                                     max_bytes=max_bytes, error=error)
+                                     max_bytes=max_bytes, error=error,
+                                     text=info.filename[:-4] in text_members)
     except GraphleaksError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError, NotImplementedError,

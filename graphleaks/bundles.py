@@ -24,12 +24,14 @@ from torch_geometric.data import Data
 
 from graphleaks._limits import MAX_JSON_BYTES, loads_bounded
 from graphleaks._outputs import BUNDLE, publish_dir
+from graphleaks._validation import validate
 from graphleaks.data.graph import check_graph, fingerprint
 from graphleaks.data.ref import CARRIED_KINDS, DatasetRef
 from graphleaks.data.splits import MembershipSplit
 from graphleaks.defenses import registry as defenses
 from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
+from graphleaks.models.link_target import LINK_TASK, TrainedLinkTarget
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.versions import library_versions
@@ -77,7 +79,9 @@ def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
     return graph
 
 
-def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = False) -> Path:
+def save_bundle(
+    target: TrainedTarget | TrainedLinkTarget, path: str | Path, *, overwrite: bool = False
+) -> Path:
     """Write ``target`` as a bundle directory, atomically.
 
     The directory is assembled under a temporary name and renamed into place, so a crash
@@ -95,6 +99,9 @@ def save_bundle(target: TrainedTarget, path: str | Path, *, overwrite: bool = Fa
     dest = Path(path)
     if dest.exists() and not overwrite:
         raise BundleError(f"{dest} already exists; choose another path or pass --overwrite")
+    if isinstance(target, TrainedLinkTarget):  # task "link": its own manifest fields
+        return publish_dir(dest, BUNDLE, lambda tmp: _write_link_bundle(target, tmp),
+                           overwrite=True)
     return publish_dir(dest, BUNDLE, lambda tmp: _write_bundle(target, tmp), overwrite=True)
 
 
@@ -441,8 +448,12 @@ def load_bundle(
     graph: Data | None = None,
     data_root: str | Path | None = None,
     check_fingerprint: bool = True,
-) -> TrainedTarget:
+) -> Any:
     """Load a bundle written by :func:`save_bundle`.
+
+    A node bundle (no ``task`` field, or ``"node"``) gives a
+    :class:`~graphleaks.models.target.TrainedTarget`; a ``"link"`` bundle a
+    :class:`~graphleaks.models.link_target.TrainedLinkTarget` (:func:`load_link_bundle`).
 
     A bundle is a closed box: every file it loads is named in the manifest, lies inside the
     bundle as a regular file (no links, no ``..``, no absolute paths) and matches its
@@ -460,6 +471,9 @@ def load_bundle(
     """
     root = Path(path)
     manifest = read_manifest(root)
+    if bundle_task(manifest, root) == LINK_TASK:
+        return load_link_bundle(root, manifest, graph=graph, data_root=data_root,
+                                check_fingerprint=check_fingerprint)
     files, sums = _files(manifest, root), manifest["sha256"]
     state = _tensors(root, WEIGHTS, sums)
     extras = _tensors(root, EXTRAS, sums) if "extras" in files else {}
@@ -494,3 +508,175 @@ def load_bundle(
     # e.g. GAP: re-arm the served release and its query ledger
     defenses.get(target.defense).on_load(target)
     return target
+
+
+# --- link targets (task "link") ---------------------------------------------------------
+#: The tasks a bundle may hold; a manifest without ``task`` is a node bundle (all earlier ones).
+BUNDLE_TASKS = ("node", LINK_TASK)
+#: Edge-split arrays a link bundle keeps in ``extras.safetensors``, beside the served graph.
+_EDGE_SPLIT_ARRAYS = ("members", "val_edges", "val_non_edges", "held_out_edges",
+                      "held_out_non_edges", "context_edges", "held_out_nodes")
+
+
+def bundle_task(manifest: dict[str, Any], root: Path) -> str:
+    """The task of a bundle's manifest (``node`` when absent).
+
+    Raises:
+        BundleError: For a task this graphleaks does not know.
+    """
+    task = manifest.get("task", "node")
+    if task not in BUNDLE_TASKS:
+        raise BundleError(f"{root / MANIFEST}: field 'task' must be one of "
+                          f"{', '.join(BUNDLE_TASKS)}; re-create the bundle")
+    return str(task)
+
+
+def _write_link_bundle(target: TrainedLinkTarget, tmp: Path) -> None:
+    from dataclasses import asdict
+
+    from safetensors.torch import save_file
+
+    state = {k: v.detach().contiguous().cpu() for k, v in target.model.state_dict().items()}
+    save_file(state, str(tmp / WEIGHTS))
+    split = target.split
+    extras = {name: torch.from_numpy(getattr(split, name).astype("int64")).contiguous()
+              for name in _EDGE_SPLIT_ARRAYS}
+    if target.released_edges is not None:
+        extras["released_edges"] = target.released_edges.contiguous()
+    if target.features is not None:
+        extras["features"] = target.features.detach().contiguous().cpu()
+    save_file(extras, str(tmp / EXTRAS))
+    files = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS}
+    (tmp / SPLIT).write_text(json.dumps(
+        {"unit": "edge", "num_nodes": split.num_nodes, "seed": split.seed,
+         "config": asdict(split.config)}, indent=2, sort_keys=True))
+    if target.dataset.kind in CARRIED_KINDS:
+        save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
+        files["graph"] = GRAPH
+    manifest: dict[str, Any] = {
+        "format": BUNDLE_FORMAT, "schema_version": BUNDLE_SCHEMA_VERSION, "task": LINK_TASK,
+        "defense": target.defense, "defense_config": target.defense_config,
+        "architecture": target.spec.to_dict(), "in_dim": target.num_features, "out_dim": 1,
+        "dataset": target.dataset.to_dict(), "fingerprint": fingerprint(target.graph),
+        "seed": target.seed, "ledger": target.ledger.to_dict(), "utility": target.utility,
+        "training": target.training, "edge_split": split.record(),
+        "versions": library_versions(), "files": files,
+        "sha256": {name: _sha256(tmp / name) for name in files.values()},
+    }
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def _link_split(root: Path, sums: dict[str, Any],
+                extras: dict[str, torch.Tensor]) -> Any:
+    """The edge split of a link bundle, validated like a user's pair lists."""
+    from graphleaks.data.edge_splits import EdgeMembershipSplit, EdgeSplitConfig
+
+    data = _read_bundle_file(root, SPLIT, sums)
+    try:
+        record = loads_bounded(data, str(root / SPLIT), max_bytes=MAX_JSON_BYTES,
+                               error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BundleError(f"{root / SPLIT} is not valid JSON") from None
+    if (not isinstance(record, dict) or record.get("unit") != "edge"
+            or not isinstance(record.get("config"), dict)):
+        raise _bundle_problem(root / SPLIT, "not an edge-split record")
+    num_nodes, seed = record.get("num_nodes"), record.get("seed", 0)
+    if (isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 2
+            or isinstance(seed, bool) or not isinstance(seed, int)):
+        raise _bundle_problem(root / SPLIT, "num_nodes or seed is not a valid integer")
+    for name in _EDGE_SPLIT_ARRAYS:
+        t = extras.get(name)
+        shape_ok = t is not None and (t.dim() == 1 if name == "held_out_nodes"
+                                      else t.dim() == 2 and t.size(1) == 2)
+        if t is None or t.dtype not in _INT_DTYPES or not shape_ok:
+            raise _bundle_problem(root / EXTRAS, f"the edge split's {name} is missing or "
+                                                 "not an integer array of the right shape")
+    try:
+        config = validate(EdgeSplitConfig(**record["config"]))
+        lists = {name: extras[name].numpy().astype("int64") for name in _EDGE_SPLIT_ARRAYS}
+        split = EdgeMembershipSplit.from_pairs(
+            num_nodes, lists["members"], lists["held_out_edges"], lists["held_out_non_edges"],
+            val_edges=lists["val_edges"], val_non_edges=lists["val_non_edges"],
+            config=config, seed=seed, source=str(root / EXTRAS))
+        for name in ("context_edges", "held_out_nodes"):
+            arr = lists[name]
+            if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= num_nodes):
+                raise DataError(f"{root / EXTRAS}: {name} name nodes outside the graph")
+    except (GraphleaksError, TypeError, ValueError) as exc:
+        raise BundleError(f"{root / SPLIT}: {str(exc).splitlines()[0]}") from None
+    from dataclasses import replace
+
+    return replace(split, context_edges=lists["context_edges"],
+                   held_out_nodes=lists["held_out_nodes"])
+
+
+def load_link_bundle(
+    root: Path, manifest: dict[str, Any], *, graph: Data | None = None,
+    data_root: str | Path | None = None, check_fingerprint: bool = True,
+) -> TrainedLinkTarget:
+    """Load a link bundle (``task: link``) whose manifest :func:`read_manifest` checked.
+
+    Every file is verified as for a node bundle; the split's pair lists are validated like
+    user input (ids in range, no self-loops, duplicates or overlapping lists).
+
+    Raises:
+        BundleError: For a missing, corrupted or unsafe bundle, or a graph it was not
+            trained on.
+    """
+    from graphleaks.defenses.link import link_registry
+    from graphleaks.models.link_predictor import LinkPredictor
+    from graphleaks.models.link_target import link_spec_from_dict
+
+    files, sums = _files(manifest, root), manifest["sha256"]
+    if "extras" not in files:
+        raise BundleError(f"{root / MANIFEST}: files.extras is missing; a link bundle keeps "
+                          "its edge split there")
+    state = _tensors(root, WEIGHTS, sums)
+    extras = _tensors(root, EXTRAS, sums)
+    split = _link_split(root, sums, extras)
+    where = root / MANIFEST
+    try:
+        spec = link_spec_from_dict(manifest["architecture"])
+        ledger = PrivacyLedger.from_dict(manifest["ledger"])
+        defense = link_registry.get(str(manifest["defense"])).name
+    except (GraphleaksError, TypeError, ValueError, KeyError) as exc:
+        raise BundleError(f"{where}: {str(exc).splitlines()[0]}") from None
+    with torch.device("meta"):
+        probe = LinkPredictor(manifest["in_dim"], spec)
+    want = {k: tuple(v.shape) for k, v in probe.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in state.items()}
+    if want != got:
+        diff = sorted(set(want) ^ set(got)) or sorted(k for k in want if want[k] != got[k])
+        raise BundleError(f"{root / WEIGHTS} does not fit the architecture in the manifest "
+                          f"(first difference: {diff[0]}); re-create the bundle")
+    model = LinkPredictor(manifest["in_dim"], spec)
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    ref = _dataset_ref(manifest, root)
+    if graph is None:
+        graph = _bundle_graph(manifest, root, ref, data_root)
+    if check_fingerprint and fingerprint(graph) != manifest["fingerprint"]:
+        raise BundleError(f"the graph does not match bundle {root} (fingerprint "
+                          f"{fingerprint(graph)} != {manifest['fingerprint'][:64]}); the bundle "
+                          "was trained on a different dataset")
+    n = int(graph.num_nodes)
+    if split.num_nodes != n:
+        raise BundleError(f"bundle {root}: edge split covers {split.num_nodes} nodes, graph "
+                          f"has {n}")
+    if "released_edges" in extras:
+        _check_edges(extras["released_edges"], n, root / EXTRAS, "released_edges")
+    feats = extras.get("features")
+    served_dim = graph.num_features if feats is None else int(feats.shape[-1])
+    if feats is not None and (not feats.is_floating_point() or feats.dim() != 2
+                              or feats.size(0) != n or not bool(torch.isfinite(feats).all())):
+        raise _bundle_problem(root / EXTRAS, "features is not a finite float matrix with one "
+                                             "row per node")
+    if served_dim != manifest["in_dim"]:
+        raise DataError(f"the feature matrix has {served_dim} columns but the bundle's model "
+                        f"expects {manifest['in_dim']}; use the graph the bundle was trained on")
+    return TrainedLinkTarget(
+        model=model, spec=spec, graph=graph, split=split, seed=int(manifest.get("seed") or 0),
+        ledger=ledger, defense=defense, defense_config=dict(manifest.get("defense_config") or {}),
+        released_edges=extras.get("released_edges"), features=feats,
+        dataset=ref.pinned(graph), utility=dict(manifest.get("utility") or {}),
+        training=dict(manifest.get("training") or {}))

@@ -50,7 +50,7 @@ from graphleaks.attacks.base import (
     ThreatModel,
 )
 from graphleaks.attacks.linkteller import influence_matrix
-from graphleaks.errors import DataError
+from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.seeding import Rngs
 
 VARIANTS = ("metric", "classifier", "influence")
@@ -117,6 +117,20 @@ class TIA(Attack):
             out["influence"] = (f"influence (Δ) perturbs only variant='influence'; "
                                 f"variant={v!r} is chosen")
         return out
+
+    def check_scale(self, num_nodes: int, num_edges: int) -> None:
+        """Refuse, before any training, a graph with no room for one BFS subgraph of
+        ``min_size`` nodes (that many nodes, joined by at least ``min_size - 1`` edges).
+
+        Raises:
+            InvalidConfigError: Naming the sizes and the parameter to lower.
+        """
+        m = self.config.min_size
+        if num_nodes < m or num_edges < m - 1:
+            raise InvalidConfigError(
+                f"tia: its subgraphs need at least min_size={m} connected nodes, and the "
+                f"graph has {num_nodes} nodes and {num_edges} directed edges; lower "
+                f"--param tia.min_size (and tia.subgraph_size) or audit a larger graph")
 
     def challenge_spec(self) -> SubgraphPairsSpec:
         """All pairs inside each of ``n_subgraphs`` BFS subgraphs of the private graph."""

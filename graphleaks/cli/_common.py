@@ -20,7 +20,21 @@ from graphleaks.errors import InvalidConfigError
 DataRoot = Annotated[Path | None, typer.Option(
     "--data-root", envvar="GRAPHLEAKS_DATA",
     help="Folder laid out like shared/datasets (needed for all datasets but Cora).")]
-Seed = Annotated[int, typer.Option("--seed", help="Root seed of every random choice.")]
+
+
+def check_seed(value: int | None) -> int | None:
+    """The ``--seed`` of every command, refused when negative (exit 2, before any work).
+
+    numpy's ``SeedSequence`` refuses negative entropy deep inside a run, and a negative root
+    seed would otherwise be recorded in reports as if it could be repeated.
+    """
+    if value is not None and value < 0:
+        raise typer.BadParameter("a seed must be a non-negative integer (0, 1, 2, ...)")
+    return value
+
+
+Seed = Annotated[int, typer.Option("--seed", help="Root seed of every random choice.",
+                                   callback=check_seed)]
 Verbose = Annotated[bool, typer.Option("-v", "--verbose", help="Log progress to stderr.")]
 
 

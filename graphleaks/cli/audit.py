@@ -124,6 +124,11 @@ def run_target_audit(
             graph, ds = graph_source.load()
             for a in (attack_objs or []) if names else []:  # an impossible size, before training
                 a.check_scale(int(graph.num_nodes), int(graph.edge_index.size(1)))
+            if names:  # and a cost over the suite's budget, from an untrained probe model
+                _check_query_costs(graph, attack_objs or [], the_suite, arch=arch,
+                                   arch_params=params.get(arch, {}), defense=defense.name,
+                                   defense_params=d_params, view=budgets.query_graph,
+                                   seed=budgets.seed)
             target = train_target(graph, spec=ArchitectureSpec(**{"arch": arch,
                                                                    **params.get(arch, {})}),
                                   defense=defense.name, defense_params=d_params, dataset=ds,
@@ -140,9 +145,14 @@ def run_target_audit(
                                 n_bootstrap=budgets.n_bootstrap, view=budgets.query_graph,
                                 config=config, suite=the_suite,
                                 defense_aware=not adversary.defense_unaware,
-                                compare_unit=adversary.compare_unit)
+                                compare_unit=adversary.compare_unit,
+                                canary=_default_canary(canary, canary_cfgs, names))
         report = run.report
+        if canary.off and report.ledger.unit.value != "none":
+            report.config["canary_audit_skipped"] = (
+                "turned off with --canary-audit none; drop it to measure audited ε")
         if canary_cfgs:
+            report.config.pop("canary_audit_skipped", None)  # the ones asked for run here
             import dataclasses
 
             from graphleaks.audit.canary import canary_audit
@@ -157,6 +167,66 @@ def run_target_audit(
     output.publish(report)
     if any(a.violation for a in report.canary_audits):
         raise typer.Exit(3)
+
+
+def _check_query_costs(graph: Any, attacks: list[Any], suite: Any, *, arch: str,
+                       arch_params: dict[str, Any], defense: str,
+                       defense_params: dict[str, Any], view: str, seed: int) -> None:
+    """Refuse a named query-heavy attack whose estimated cost exceeds the suite's budget,
+    before the target is trained.
+
+    The runner estimates an attack's cost as its feature queries times one query's CPU
+    time on the trained target; here that query is timed on an untrained model of the same
+    architecture and defense wrapper (every ``epochs`` field set to 1: the same forward
+    pass, minutes of training saved), so the refusal comes first. The runner checks again
+    on the trained target.
+
+    Raises:
+        InvalidConfigError: One line with the estimate and the budget.
+    """
+    n = int(graph.num_nodes)
+    heavy = [a for a in attacks if a.feature_queries(n) > 0]
+    if not heavy:
+        return
+    from graphleaks.audit.runner import fit_query_budgets, train_target
+    from graphleaks.models.gnn import ArchitectureSpec
+    from graphleaks.seeding import derive_seed
+
+    spec = ArchitectureSpec(**{"arch": arch, **arch_params, "epochs": 1})
+    probe = train_target(graph, spec=spec, defense=defense,
+                         defense_params=_one_epoch(defense, defense_params),
+                         seed=derive_seed(seed, "cost-probe"))
+    try:
+        fit_query_budgets(probe, heavy, suite, view=view, default=False, skipped={})
+    except InvalidConfigError as exc:
+        raise InvalidConfigError(str(exc).replace(
+            "measured on this target", "timed on an untrained model of this architecture "
+            "and defense, before training")) from None
+
+
+def _one_epoch(defense: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every epoch count of the defense's config set to 1 (a cost probe)."""
+    import dataclasses
+
+    from graphleaks.defenses import registry as defenses
+
+    fields = dataclasses.fields(defenses.get(defense).Config)
+    return {**params, **{f.name: 1 for f in fields
+                         if f.name == "epochs" or f.name.endswith("_epochs")}}
+
+
+def _default_canary(canary: o.CanaryChoice, asked: list[Any],
+                    names: list[str] | None) -> bool | None:
+    """Whether the runner adds the default canary audit of a defended target.
+
+    Not when units are named (they run here instead, once) or it is turned off; yes
+    whenever the attacks are not narrowed with --attack, --param included, since the
+    canary audit tests the defense, not the attack list; a narrowed list keeps the
+    runner's default (none, with a note saying how to get one).
+    """
+    if asked or canary.off:
+        return False
+    return True if names is None else None
 
 
 def _sweep_rows(path: Path | None) -> Any:

@@ -43,9 +43,11 @@ ModelOutput = Annotated[str, typer.Option(
 EmbeddingLayer = Annotated[list[str] | None, typer.Option(
     "--embedding-layer", help="A submodule whose output is a node embedding, as named in "
                               "model.named_modules() (repeatable, first hidden layer first), "
-                              "read with a forward hook for the white-box attacks. Needs a "
-                              "state_dict with --model-class: a .pt2 program runs its "
-                              "operators inline and an ONNX graph has no submodules.",
+                              "read with a forward hook for the white-box attacks: a "
+                              "state_dict with --model-class, or an ONNX graph exported with "
+                              "dynamo=True (the value computed last in that module's scope, "
+                              "or a value of that name). Refused for .pt2 programs, which "
+                              "run their operators inline.",
     rich_help_panel=MODEL)]
 
 

@@ -42,7 +42,6 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
     """Rows of every kind, from the registries themselves (imports torch)."""
     from graphleaks.attacks import registry as attacks
     from graphleaks.data.datasets import datasets
-    from graphleaks.defenses import registry as defenses
     from graphleaks.models.gnn import ARCHITECTURES
 
     return {
@@ -51,7 +50,7 @@ def _build_catalogue() -> dict[str, dict[str, str]]:
                        + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
                     for n in attacks.names()}
                    | _graph_attack_rows(),
-        "defenses": {n: f"unit={defenses.get(n).privacy_unit.value}" for n in defenses.names()},
+        "defenses": _defense_rows(),
         "datasets": {n: datasets.get(n).description for n in datasets.names()},
         "architectures": {a: "" for a in ARCHITECTURES},
     }
@@ -65,6 +64,20 @@ def _graph_attack_rows() -> dict[str, str]:
                f"{graph_registry.get(n).threat_model.describe()}; "
                f"paper={graph_registry.get(n).paper}; target=graph classifier"
             for n in graph_registry.names()}
+
+
+def _defense_rows() -> dict[str, str]:
+    """Each defense's unit and the tasks it trains (node classifiers, link predictors)."""
+    from graphleaks.defenses import registry as defenses
+    from graphleaks.defenses.link import link_registry
+
+    rows: dict[str, str] = {}
+    for n in sorted(set(defenses.names()) | set(link_registry.names())):
+        tasks = [t for t, reg in (("node", defenses), ("link", link_registry))
+                 if n in reg.names()]
+        cls = defenses.get(n) if "node" in tasks else link_registry.get(n)
+        rows[n] = f"unit={cls.privacy_unit.value}; tasks={','.join(tasks)}"
+    return rows
 
 
 def catalogue(*, use_cache: bool = True) -> dict[str, dict[str, str]]:

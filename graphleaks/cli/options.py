@@ -25,9 +25,9 @@ import typer
 
 from graphleaks._validation import validate
 from graphleaks.audit.tracking import MlflowTracker
-from graphleaks.cli._common import check_audit_options, load_graph, setup_logging
+from graphleaks.cli._common import check_audit_options, check_seed, load_graph, setup_logging
 from graphleaks.errors import InvalidConfigError
-from graphleaks.report.verdict import compute_verdict
+from graphleaks.report.verdict import compute_verdict, verdict_notes
 
 # The registries of attacks and defenses, plug-in lookup and the canary audit import torch:
 # imported inside the methods that need them, so that `graphleaks audit --help` stays
@@ -146,14 +146,15 @@ NBootstrap = Annotated[int | None, typer.Option(
     "--n-bootstrap", help="Bootstrap replicates per CI (default: the suite's, 1000 for "
                           "standard).", rich_help_panel=BUDGETS)]
 Seed = Annotated[int, typer.Option(
-    "--seed", help="Root seed of every random choice.", rich_help_panel=BUDGETS)]
+    "--seed", help="Root seed of every random choice (a non-negative integer).",
+    callback=check_seed, rich_help_panel=BUDGETS)]
 QueryGraph = Annotated[str, typer.Option(
     "--query-graph", help="Graph the queries are evaluated in: target, full, partitioned or "
                           "zero_hop.", rich_help_panel=BUDGETS)]
 # A spec sets its own seed and budgets: these override them only when given.
 SeedOverride = Annotated[int | None, typer.Option(
     "--seed", help="Root seed, replacing the spec's (recorded as an override).",
-    rich_help_panel=BUDGETS)]
+    callback=check_seed, rich_help_panel=BUDGETS)]
 NBootstrapOverride = Annotated[int | None, typer.Option(
     "--n-bootstrap", help="Bootstrap replicates per CI, replacing the spec's (recorded as an "
                           "override).", rich_help_panel=BUDGETS)]
@@ -279,10 +280,12 @@ class AdversaryChoice:
 # ---------------------------------------------------------------- canary audit
 
 CanaryAudit = Annotated[list[str] | None, typer.Option(
-    "--canary-audit", help="Also run a one-run canary audit of this privacy unit (edge, "
-                           "node or node_feature; repeatable): trains one extra target with "
-                           "canaries (node_feature: runs the feature mechanism only) and "
-                           "reports claimed beside audited ε. Exit 3 if audited > claimed.",
+    "--canary-audit", help="Run a one-run canary audit of this privacy unit (edge, node or "
+                           "node_feature; repeatable) in place of the default one: trains one "
+                           "extra target with canaries (node_feature: runs the feature "
+                           "mechanism only) and reports claimed beside audited ε. Exit 3 if "
+                           "audited > claimed. A defended target gets one of its ledger's "
+                           "unit by default; 'none' turns it off.",
     rich_help_panel=CANARY)]
 Canaries = Annotated[int | None, typer.Option(
     "--canaries", help="Canaries per --canary-audit (default: 1000).", rich_help_panel=CANARY)]
@@ -292,13 +295,19 @@ CanaryAttack = Annotated[str | None, typer.Option(
     rich_help_panel=CANARY)]
 
 
+#: ``--canary-audit none``: no canary audit, not even the default one of a defended target.
+CANARY_OFF = "none"
+
+
 @dataclass(frozen=True)
 class CanaryChoice:
-    """The canary audits asked for (none by default)."""
+    """The canary audits asked for: none named by default (a defended target then gets the
+    default one of its ledger's unit), or turned off (``--canary-audit none``)."""
 
     units: tuple[str, ...] = ()
     canaries: int = 1000
     attack: str = "auto"
+    off: bool = False
 
     @classmethod
     def parse(cls, units: list[str] | None, canaries: int | None,
@@ -306,8 +315,18 @@ class CanaryChoice:
         """The record of the options.
 
         Raises:
-            InvalidConfigError: For --canaries or --canary-attack without --canary-audit.
+            InvalidConfigError: For --canaries or --canary-attack without --canary-audit,
+                or ``none`` beside a unit or with them.
         """
+        if units and CANARY_OFF in units:
+            if len(units) > 1:
+                raise InvalidConfigError("--canary-audit none turns the canary audit off, and "
+                                         "a unit was named too; give units or none, not both")
+            if canaries is not None or attack is not None:
+                flag = "--canaries" if canaries is not None else "--canary-attack"
+                raise InvalidConfigError(f"{flag} sets up a canary audit, and --canary-audit "
+                                         f"none turns it off; drop one of them")
+            return cls(off=True)
         if not units:
             for flag, value in (("--canaries", canaries), ("--canary-attack", attack)):
                 if value is not None:
@@ -433,9 +452,11 @@ def print_summary(report: AuditReport, out: Path, *, json_out: bool, quiet: bool
         typer.echo(f"  canary audit ({a.unit} unit): claimed ε {a.claimed_epsilon:.3g}, "
                    f"audited ε ≥ {a.audited_epsilon:.3g} ({flag})"
                    + (f"; audited: {a.scope}" if a.scope else ""))
-    skipped = report.config.get("skipped_attacks") or {}
-    for name, why in skipped.items():
-        typer.echo(f"  skipped {name}: {why}")
+    notes = verdict_notes(report)  # skipped and ungraded attacks, with what to do
+    if notes:
+        typer.echo("Notes")
+        for note in notes:
+            typer.echo(f"  - {note}")
     typer.echo(f"Report: {out / 'report.md'} · {out / 'report.html'} · {out / 'report.json'}"
                f" · per-candidate scores {out / 'scores.csv'}")
 

@@ -90,6 +90,9 @@ def build_server(bundle: Path, *, port: int = 0, host: str = "127.0.0.1",
             raise InvalidConfigError(f"the credential variable {credential_env} is not set (or "
                                      f"empty); export {credential_env}=... before serving")
     target = load_bundle(bundle, data_root=data_root)
+    if getattr(target, "task", "node") != "node":  # a link bundle scores pairs, not nodes
+        raise InvalidConfigError(f"{bundle} holds a {target.task} target; graphleaks serve "
+                                 "serves node classifiers only")
     n = int(target.graph.num_nodes)
     allowed = read_node_ids(allow_list, n) if allow_list is not None else None
     if "embeddings" in outs and not target.iface.embedding_layers:

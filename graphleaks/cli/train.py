@@ -44,6 +44,9 @@ def train(
     = False,
     seed: Seed = 0,
     verbose: Verbose = False,
+    task: Annotated[str, typer.Option(
+        help="node (a node classifier) or link (a link predictor: pair scores, edge "
+             "membership).")] = "node",
 ) -> None:
     """Train a target on a dataset and save it as a model bundle."""
     from graphleaks._outputs import BUNDLE, check_output_dir
@@ -59,6 +62,28 @@ def train(
     if out.exists() and not overwrite:
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
+    if task not in ("node", "link"):
+        from graphleaks.errors import InvalidConfigError
+
+        raise InvalidConfigError(f"--task must be node or link; got {str(task)[:20]!r}")
+    if task == "link":
+        from graphleaks.cli.train_link import train_link
+
+        def given(name: str) -> bool:
+            return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+
+        if given("train_frac"):
+            from graphleaks.errors import InvalidConfigError
+
+            raise InvalidConfigError("--train-frac splits nodes; the link task splits edges "
+                                     "(85/5/10 members/validation/held-out); drop it")
+
+        train_link(out=out, dataset=dataset, data_root=data_root, edges=edges,
+                   features=features, labels=labels, arch=arch if given("arch") else None,
+                   defense=defense, protocol=protocol if given("protocol") else None,
+                   epochs=epochs if given("epochs") else None, param=param, device=device,
+                   epsilon=epsilon, delta=delta, overwrite=overwrite, seed=seed)
+        return
     from graphleaks.plugins import architecture_owner, check_used
 
     arch = architecture_owner(arch).name

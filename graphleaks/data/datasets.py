@@ -318,3 +318,11 @@ def _load_synthetic(root: Path | None, cache: Path) -> Data:
     from graphleaks.data.synthetic import csbm
 
     return csbm(500, num_classes=4, num_features=32, avg_degree=8.0, seed=0)
+
+
+@_register("bipartite", "seeded synthetic user-item graph (600 users, 400 items, Zipf item "
+           "popularity) for recommendation; bundled", needs_data_root=False)
+def _load_bipartite(root: Path | None, cache: Path) -> Data:
+    from graphleaks.data.synthetic import bipartite_interactions
+
+    return bipartite_interactions(600, 400, interactions_per_user=8.0, num_features=16, seed=0)

@@ -18,6 +18,10 @@ from graphleaks._readers import ReaderTable
 from graphleaks.data.files import read_npy
 from graphleaks.errors import DataError
 
+#: The column name pandas writes for an unnamed Series or column (``to_csv(index=False)``):
+#: a first line of just this is node id 0 or a header; :func:`_pandas_zero_header` decides.
+PANDAS_DEFAULT_HEADER = "0"
+
 #: Largest node-id file read (bytes). 64 MiB holds ~8 M ids as int64 ``.npy`` or ~6 M as text;
 #: a bigger file is almost certainly the wrong file, and reading it would only waste memory.
 MAX_NODE_ID_FILE_BYTES = 64 * 1024 * 1024
@@ -119,8 +123,10 @@ def _read_text_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarra
 
     One header row is accepted: a first line whose id cell is not an id (``node_id``;
     pandas' ``,0`` or ``,node_id`` header, whose empty first cell heads the index column
-    pandas writes, so the ids are then the second column). Any later line that is not an
-    id is refused, never skipped.
+    pandas writes, so the ids are then the second column), or the ``0`` pandas writes above
+    an unnamed column when the file shows it is one (see :func:`_pandas_zero_header`; a
+    first line ``0`` the file cannot tell from node id 0 is refused). Any later line that
+    is not an id is refused, never skipped.
     """
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -133,7 +139,10 @@ def _read_text_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarra
     column = 0
     if lines:
         first = _split(lines[0][1])
-        if _to_id(first[0], index) is None:
+        if first == [PANDAS_DEFAULT_HEADER] and _to_id(first[0], index) is not None:
+            if _pandas_zero_header(p, lines, index):
+                lines = lines[1:]
+        elif _to_id(first[0], index) is None:
             if first[0] == "":  # pandas' index header: the index column, then the ids
                 column = 1
                 if len(first) != 2:
@@ -152,6 +161,31 @@ def _read_text_ids(p: Path, index: Mapping[str, int] | None = None) -> np.ndarra
                             "line (one header row is allowed)")
         out.append(value)
     return np.asarray(out, dtype=np.int64)
+
+
+def _pandas_zero_header(p: Path, lines: list[tuple[int, str]],
+                        index: Mapping[str, int] | None) -> bool:
+    """Whether a first line ``0`` of a one-column file is pandas' header, not node id 0.
+
+    ``Series.to_csv(index=False)`` of an unnamed Series (or a DataFrame whose one column is
+    ``0``) writes the column name ``0`` above the ids, which reads exactly like node id 0.
+    The file itself decides when it can: a later ``0`` means the first one is the header
+    (ids are distinct), and a file of that one line is node 0 (a header over no ids would be
+    an empty file). Otherwise both readings are valid files, so the file is refused rather
+    than losing node 0 or adding it silently.
+
+    Raises:
+        DataError: When the file cannot tell, naming how to disambiguate.
+    """
+    if len(lines) == 1:
+        return False
+    zero = _to_id(PANDAS_DEFAULT_HEADER, index)
+    if any(_to_id(_split(line)[0], index) == zero for _, line in lines[1:]):
+        return True
+    raise DataError(f"node-id file {p}: line {lines[0][0]} is 0, which reads both as node id "
+                    "0 and as the column name pandas writes for an unnamed Series "
+                    "(to_csv(index=False)); put a named header such as node_id on the first "
+                    "line (pandas: to_csv(index=False, header=['node_id'])), then the ids")
 
 
 def _to_id(token: str, index: Mapping[str, int] | None) -> int | None:

@@ -4,7 +4,9 @@ When a model cannot leave its environment, its owner exports one score row per n
 member and non-member sets, with the node ids and true labels. Accepted files:
 
 * ``.npz`` with arrays ``scores`` (``[n, C]``), ``labels`` (``[n]``) and optionally
-  ``node_ids`` (``[n]``; default ``0..n-1``), read without pickle;
+  ``node_ids`` (``[n]``; default ``0..n-1``): integers, or string ids saved as a
+  fixed-width string array (``numpy.asarray(ids, dtype=str)``; an object array would be a
+  pickle and is refused), read without pickle;
 * ``.npy`` holding the ``[n, C]`` score matrix, with the labels in a separate file (one
   label per row, or ``node_id,label`` rows) and optionally a node-id file;
 * CSV/TSV with columns ``node_id, label`` and then one column per class (a header row is
@@ -141,7 +143,13 @@ def check_scores(
     names: tuple[str, ...] | None = None
     if node_ids is not None and np.asarray(node_ids).dtype.kind in "US":
         # string ids (a user's own, e.g. user_17): numbered by row, named in reports
-        names = tuple(str(v) for v in np.asarray(node_ids).reshape(-1).tolist())
+        raw_ids = np.asarray(node_ids).reshape(-1).tolist()
+        try:  # bytes ids (dtype S) are the same names as text: decoded, never repr'd
+            names = tuple(v.decode("utf-8") if isinstance(v, bytes) else str(v)
+                          for v in raw_ids)
+        except UnicodeDecodeError:
+            raise DataError(f"{source}: node ids are bytes that are not UTF-8 text; save "
+                            "them as numpy.asarray(ids, dtype=str)") from None
         if len(names) != n:
             raise DataError(f"{source}: {n} score rows but {len(names)} node ids; give one "
                             "node id per row")
@@ -282,7 +290,14 @@ def _load_npz(p: Path, output: str, labels: str | Path | None,
     src = f"score file {p}"
     # members are checked against their headers and the decompressed-size limit before
     # numpy allocates anything: a 0.5 MB .npz may declare gigabytes
-    check_npz(p, src, max_bytes=MAX_SCORE_ARRAY_BYTES)
+    try:  # node_ids may be strings (user_17): fixed-width text, never pickled objects
+        check_npz(p, src, max_bytes=MAX_SCORE_ARRAY_BYTES, text_members=("node_ids",))
+    except DataError as exc:
+        if "non-numeric dtype" not in str(exc):
+            raise
+        raise DataError(f"{src}: an array is not numeric (pickled object arrays are never "
+                        "loaded); save scores and labels as numbers and string node_ids as "
+                        "numpy.asarray(ids, dtype=str)") from None
     try:
         with np.load(p, allow_pickle=False) as z:
             names = set(z.files)

@@ -232,11 +232,17 @@ class Eclipse(Defense):
     strict: bool = False
 
     def check_scale(self, num_nodes: int, num_edges: int) -> None:
-        """Refuse a graph whose n² step exceeds ``max_nodes``, with the time it would take.
+        """Refuse a graph whose n² step exceeds ``max_nodes``, with the time it would take,
+        or with fewer nodes than the SVD's rank.
 
         Raises:
             InvalidConfigError: One line naming the limit and the estimate.
         """
+        if self.config.rank >= num_nodes:  # the SVD's rank must fit: refused before training
+            raise InvalidConfigError(f"The rank parameter of {type(self).__name__} must be "
+                                     f"smaller than the number of nodes ({num_nodes}). "
+                                     f"Got {self.config.rank!r} instead; lower "
+                                     f"{self.name}.rank.")
         mode = "strict" if self.strict else "paper"
         limit = self.config.max_nodes or DEFAULT_MAX_NODES[mode]
         if num_nodes > limit:

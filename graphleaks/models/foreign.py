@@ -156,17 +156,130 @@ class OnnxModel:
             setattr(self, FIXED_SHAPE_ATTR, (nodes, edges))
             setattr(self, REEXPORT_ATTR, REEXPORT_ONNX_CALL)
 
+    #: The named intermediate values exposed as extra outputs (:meth:`expose_layers`).
+    layer_names: tuple[str, ...] = ()
+    _layer_session: Any = None
+    _layer_index: tuple[int, ...] = ()
+
     def __call__(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
         """Outputs for every node."""
+        return self._run(self._session, x, edge_index)[0]
+
+    def run_with_layers(self, x: torch.Tensor,
+                        edge_index: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The output and every exposed layer's value, from one inference run."""
+        if self._layer_session is None:
+            return self(x, edge_index), {}
+        out = self._run(self._layer_session, x, edge_index)
+        return out[0], {n: out[i] for n, i in zip(self.layer_names, self._layer_index,
+                                                   strict=True)}
+
+    def _run(self, session: Any, x: torch.Tensor,
+             edge_index: torch.Tensor) -> list[torch.Tensor]:
         feeds = {self._inputs[0]: x.detach().cpu().float().numpy(),
                  self._inputs[1]: edge_index.detach().cpu().long().numpy()}
         try:
-            out = self._session.run(None, feeds)[0]
+            outs = session.run(None, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise DataError(f"ONNX model {self._path} rejected the graph "
                             f"({_kind(exc)}); check the feature width and that the "
                             "model was exported with dynamic node and edge counts") from exc
-        return torch.from_numpy(np.asarray(out, dtype=np.float32))
+        return [torch.from_numpy(np.asarray(o, dtype=np.float32)) for o in outs]
+
+    def expose_layers(self, names: tuple[str, ...]) -> None:
+        """Read the named submodules' outputs as extra outputs of the graph (in memory).
+
+        A name is a submodule as in ``model.named_modules()`` (``conv1``,
+        ``encoder.conv1``): its output is the last value computed inside that module's
+        scope, as the exporter records scopes (``pkg.torch.onnx.name_scopes`` of
+        ``torch.onnx.export(..., dynamo=True)``, or ``/conv1/...`` node names of the
+        TorchScript exporter); or the exact name of a value of the graph. The file is parsed
+        with ``onnx`` (a protobuf: nothing runs), the values are appended to the graph's
+        outputs, and onnxruntime runs that copy; the file is never changed.
+
+        Raises:
+            InvalidConfigError: For a name the graph has no value for.
+            DataError: For a file that does not parse as ONNX.
+        """
+        if not names:
+            return
+        import onnx
+
+        try:
+            model = onnx.load(str(self._path), load_external_data=False)
+        except Exception as exc:  # a protobuf parse error: the file was read by ORT, though
+            raise DataError(f"ONNX file {self._path} could not be parsed to expose "
+                            f"embedding layers ({_kind(exc)})") from exc
+        values = [_layer_value(model.graph, n) for n in names]
+        missing = [n for n, v in zip(names, values, strict=True) if v is None]
+        if missing:
+            raise InvalidConfigError(
+                f"the ONNX model has no submodule or value {missing[0]!r}; name a submodule "
+                "as in model.named_modules() (e.g. conv1), exported with "
+                "torch.onnx.export(..., dynamo=True), which records module scopes")
+        present = [o.name for o in model.graph.output]
+        for v in dict.fromkeys(values):
+            if v not in present:
+                model.graph.output.append(onnx.helper.make_empty_tensor_value_info(str(v)))
+        outputs = [o.name for o in model.graph.output]
+        self._layer_index = tuple(outputs.index(str(v)) for v in values)
+        # weights in external files stay onnxruntime's to read, from the model's folder,
+        # exactly as when it loads the file itself
+        self._layer_session = _session(model.SerializeToString(), self._path,
+                                       folder=self._path.resolve().parent)
+        self.layer_names = tuple(names)
+
+
+#: Longest exporter scope record read (characters); a longer one is ignored, not parsed.
+MAX_SCOPE_CHARS = 4096
+
+
+def _scopes(node: Any) -> list[str]:
+    """The module scopes the dynamo exporter recorded for ``node`` (outermost first)."""
+    import ast
+
+    for prop in node.metadata_props:
+        if prop.key == "pkg.torch.onnx.name_scopes" and len(prop.value) <= MAX_SCOPE_CHARS:
+            try:  # a literal list of strings; literal_eval builds literals only, runs nothing
+                scopes = ast.literal_eval(prop.value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+                return []
+            if isinstance(scopes, list) and all(isinstance(v, str) for v in scopes):
+                return scopes[:-1]  # the last entry names the node itself
+    return []
+
+
+def _layer_value(graph: Any, name: str) -> str | None:
+    """The graph value a submodule ``name`` outputs: the last value computed in its scope
+    (dynamo exporter scopes, or the TorchScript exporter's ``/conv1/...`` node names), or
+    a value of that exact name; None if there is none."""
+    prefix = "/" + name.replace(".", "/") + "/"
+    last = None
+    for node in graph.node:
+        if node.output and (name in _scopes(node) or node.name.startswith(prefix)):
+            last = node.output[0]
+    if last is not None:
+        return str(last)
+    values = {o for node in graph.node for o in node.output}
+    return name if name in values else None
+
+
+def _session(model: str | bytes, path: Path, folder: Path | None = None) -> Any:
+    """An onnxruntime CPU session of ``model`` (a path, or the bytes of a model whose
+    external weights, if any, lie in ``folder``)."""
+    import onnxruntime as ort
+
+    try:
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        if folder is not None:
+            opts.add_session_config_entry(
+                "session.model_external_initializers_file_folder_path", str(folder))
+        return ort.InferenceSession(model, sess_options=opts,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise DataError(f"ONNX file {path} could not be loaded by onnxruntime ({_kind(exc)}); "
+                        "export the model with torch.onnx.export") from exc
 
 
 def load_onnx(path: str | Path) -> OnnxModel:
@@ -179,19 +292,11 @@ def load_onnx(path: str | Path) -> OnnxModel:
     p = Path(path)
     _check_file(p, "ONNX file")
     try:
-        import onnxruntime as ort
+        import onnxruntime  # noqa: F401 - the optional extra, checked before any work
     except ImportError as exc:
         raise InvalidConfigError("auditing an ONNX model needs onnxruntime; install "
                                  "graphleaks[onnx]") from exc
-    try:
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        session = ort.InferenceSession(str(p), sess_options=opts,
-                                       providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnxruntime raises its own exception types
-        raise DataError(f"ONNX file {p} could not be loaded by onnxruntime ({_kind(exc)}); "
-                        "export the model with torch.onnx.export") from exc
-    return OnnxModel(session, p)
+    return OnnxModel(_session(str(p), p), p)
 
 
 def import_class(spec: str) -> type[nn.Module]:

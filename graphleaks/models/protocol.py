@@ -72,7 +72,10 @@ class ModelInterface:
         iface = cls(output=output, embedding_layers=tuple(embedding_layers),
                     parameters=isinstance(model, nn.Module))
         iface.check()
-        if iface.embedding_layers:
+        if iface.embedding_layers and callable(getattr(model, "expose_layers", None)):
+            # a graph of operators (ONNX): the layers become extra outputs, read per run
+            model.expose_layers(iface.embedding_layers)
+        elif iface.embedding_layers:
             if not isinstance(model, nn.Module):
                 raise InvalidConfigError(
                     f"embedding layers are read with forward hooks on a torch.nn.Module; this "
@@ -91,8 +94,12 @@ class ModelInterface:
                 if inline:
                     raise InvalidConfigError(
                         f"embedding layer {inline[0]!r} never runs as a submodule of this "
-                        "model: a torch.export program (.pt2) runs its operators inline, so "
-                        f"forward hooks cannot read it; {HOOKABLE_FORMATS}")
+                        "model: a torch.export program (.pt2) runs its operators inline and "
+                        "graphleaks drops the module stacks torch.export.unflatten would need "
+                        "(untrusted file text), so no hook can read it; save the weights "
+                        "instead, torch.save(model.state_dict(), 'model.pt'), and audit "
+                        "model.pt with --model-class package.module:Class --embedding-layer "
+                        f"{inline[0]} (or export to ONNX: {REEXPORT_ONNX_CALL})")
         return iface
 
 
@@ -187,19 +194,23 @@ def forward_layers(
     Raises:
         CapabilityError: If a declared layer did not run or gave no per-node tensor.
     """
-    captured: dict[str, torch.Tensor] = {}
+    captured: dict[str, Any] = {}
     handles = []
-    if iface.embedding_layers:
+    run_with_layers = getattr(model, "run_with_layers", None)
+    if iface.embedding_layers and callable(run_with_layers):
+        out, captured = run_with_layers(x, edge_index)  # an ONNX graph's extra outputs
+    elif iface.embedding_layers:
         modules = dict(model.named_modules())  # type: ignore[attr-defined]
         for name in iface.embedding_layers:
             def hook(_m: nn.Module, _i: Any, out: Any, name: str = name) -> None:
                 captured[name] = out
             handles.append(modules[name].register_forward_hook(hook))
-    try:
-        out = model(x, edge_index)
-    finally:
-        for h in handles:
-            h.remove()
+    if not (iface.embedding_layers and callable(run_with_layers)):
+        try:
+            out = model(x, edge_index)
+        finally:
+            for h in handles:
+                h.remove()
     n = int(x.shape[0])
     layers = []
     for name in iface.embedding_layers:

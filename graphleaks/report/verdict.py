@@ -445,8 +445,8 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str],
     """
     ctx = ctx or TargetContext()
     base_util = [float(r["utility"]["test_accuracy"]) for r in rows
-                 if r.get("defense") == "none" and (r.get("utility") or {}).get("test_accuracy")
-                 is not None]
+                 if r.get("defense") == "none" and isinstance(
+                     (r.get("utility") or {}).get("test_accuracy"), (int, float))]
     best: tuple[int, float, str] | None = None
     for r in rows:
         if r.get("defense") in (None, "none") or r.get("attack") not in attacks:
@@ -459,9 +459,12 @@ def _best_sweep_row(rows: Sequence[Mapping[str, Any]], attacks: set[str],
                                                              "sweep row metrics"))
         if lv is None or _RANK[lv.level] < 0:
             continue
-        util = float((r.get("utility") or {}).get("test_accuracy", float("nan")))
-        cost = (f"test accuracy {_f(util)}" + (f" vs {_f(base_util[0])} undefended"
-                                                 if base_util else "")) if util == util else ""
+        # a row whose run measured no utility (None, or no key) states that, never crashes
+        raw_util = (r.get("utility") or {}).get("test_accuracy")
+        util = float(raw_util) if isinstance(raw_util, (int, float)) else float("nan")
+        cost = ((f"test accuracy {_f(util)}" + (f" vs {_f(base_util[0])} undefended"
+                                                if base_util else "")) if util == util
+                else "utility not measured")
         text = (f"In the sweep, {r['defense']} at ε = {r.get('epsilon')} brought "
                 f"{r['attack']} to {lv.level.upper()}" + (f" at {cost}" if cost else "") + ".")
         key = (_RANK[lv.level], -util if util == util else 0.0, text)

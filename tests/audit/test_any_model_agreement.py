@@ -34,8 +34,8 @@ def _cli(mode: str, file: str, *args: str) -> None:
 
 def test_four_ways_in_give_identical_confidence_scores(user_setup, tmp_path):  # noqa: ANN001
     s = user_setup
-    (tmp_path / "m.txt").write_text("\n".join(str(i) for i in s.members))
-    (tmp_path / "n.txt").write_text("\n".join(str(i) for i in s.non_members))
+    (tmp_path / "m.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.members))
+    (tmp_path / "n.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.non_members))
     sets = ["--members", str(tmp_path / "m.txt"), "--non-members", str(tmp_path / "n.txt")]
     graph = s.write_graph(tmp_path / "g")
 

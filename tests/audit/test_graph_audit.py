@@ -167,7 +167,7 @@ def test_cli_scores_task_graph_refuses_bad_ids_with_exit_2(tmp_path):
 
     rows = ["0,0,0.9,0.1", "1,1,0.2,0.8", "2,0,0.6,0.4", "3,1,0.3,0.7"]
     (tmp_path / "s.csv").write_text("\n".join(rows) + "\n")
-    (tmp_path / "m.txt").write_text("0\n7\n")
+    (tmp_path / "m.txt").write_text("node_id\n0\n7\n")  # named: a bare first 0 is ambiguous
     out = tmp_path / "rep"
     r = CliRunner().invoke(app, ["audit", "scores", str(tmp_path / "s.csv"), "--task", "graph",
                                  "--members", str(tmp_path / "m.txt"), "--out", str(out)])

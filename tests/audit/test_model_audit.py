@@ -34,8 +34,9 @@ def _graph_files(setup, folder: Path, labels=None) -> dict[str, Path]:  # noqa: 
     np.save(folder / "x.npy", g.x.numpy())
     y = g.y.tolist() if labels is None else labels
     (folder / "y.csv").write_text("\n".join(str(v) for v in y))
-    (folder / "members.txt").write_text("\n".join(str(i) for i in setup.members))
-    (folder / "non_members.txt").write_text("\n".join(str(i) for i in setup.non_members))
+    (folder / "members.txt").write_text("node_id\n" + "\n".join(str(i) for i in setup.members))
+    (folder / "non_members.txt").write_text("node_id\n" + "\n".join(str(i) for i in
+                                                                    setup.non_members))
     return {"edges": folder / "edges.csv", "features": folder / "x.npy",
             "labels": folder / "y.csv", "members": folder / "members.txt",
             "non-members": folder / "non_members.txt"}
@@ -175,7 +176,7 @@ def _bad_cli_cases(s, tmp: Path) -> list[tuple[str, list[str], dict[str, Path]]]
     (tmp / "corrupt.onnx").write_bytes(b"\x08\x07garbage")
     two_class = _graph_files(s, tmp / "two", labels=[int(v) % 2 for v in s.graph.y.tolist()])
     overlap = dict(files)
-    (tmp / "overlap.txt").write_text("\n".join(str(i) for i in s.non_members[:5]))
+    (tmp / "overlap.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.non_members[:5]))
     overlap["members"] = tmp / "overlap.txt"
     outside = dict(files)
     (tmp / "outside.txt").write_text("1\n999\n")

@@ -105,8 +105,8 @@ def _files(s, folder: Path) -> list[str]:  # noqa: ANN001
     from graphleaks.models.foreign import export_pt2
 
     graph = s.write_graph(folder)
-    (folder / "m.txt").write_text("\n".join(str(i) for i in s.members))
-    (folder / "n.txt").write_text("\n".join(str(i) for i in s.non_members))
+    (folder / "m.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.members))
+    (folder / "n.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.non_members))
     pt2 = export_pt2(s.model, s.graph.x, s.graph.edge_index, folder / "model.pt2")
     return ["audit", "model", str(pt2), *graph,
             "--members", str(folder / "m.txt"), "--non-members", str(folder / "n.txt"),
@@ -119,7 +119,7 @@ def test_cli_population_file_reaches_the_audit_and_bad_ones_exit_2(user_setup, t
     s = user_setup
     args = _files(s, tmp_path / "f")
     rest = np.setdiff1d(np.arange(s.graph.num_nodes), np.r_[s.members, s.non_members])
-    (tmp_path / "pop.txt").write_text("\n".join(str(i) for i in rest[::2]))
+    (tmp_path / "pop.txt").write_text("node_id\n" + "\n".join(str(i) for i in rest[::2]))
     r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "o"),
                                  "--population", str(tmp_path / "pop.txt")])
     assert r.exit_code == 0, r.output
@@ -131,7 +131,7 @@ def test_cli_population_file_reaches_the_audit_and_bad_ones_exit_2(user_setup, t
     assert report["attacks"][0]["metrics"]["binary"]["auc"]["value"] == pytest.approx(
         api.attacks[0].metrics.binary.auc.value, abs=1e-3)
 
-    (tmp_path / "bad.txt").write_text("\n".join(str(i) for i in s.members[:3]))
+    (tmp_path / "bad.txt").write_text("node_id\n" + "\n".join(str(i) for i in s.members[:3]))
     r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "bad"),
                                  "--population", str(tmp_path / "bad.txt")])
     assert r.exit_code == 2, r.output

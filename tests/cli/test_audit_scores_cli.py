@@ -23,8 +23,8 @@ def export(tmp_path_factory, trained_target):  # noqa: ANN001, ANN201
     (d / "scores.csv").write_text("node_id,label,p0,p1,p2\n" + "".join(
         f"{i},{lab},{','.join(repr(float(v)) for v in row)}\n"
         for i, lab, row in zip(nodes, y, post, strict=True)))
-    (d / "members.txt").write_text("\n".join(map(str, t.split.members)) + "\n")
-    (d / "non_members.txt").write_text("\n".join(map(str, t.split.nonmembers)) + "\n")
+    (d / "members.txt").write_text("node_id\n" + "\n".join(map(str, t.split.members)) + "\n")
+    (d / "non_members.txt").write_text("node_id\n" + "\n".join(map(str, t.split.nonmembers)) + "\n")
     return d
 
 
@@ -39,7 +39,7 @@ def test_scores_audit_writes_report_and_check_gates_it(export, tmp_path):
     r = _audit(out, export / "scores.npz", export / "members.txt", "--non-members",
                str(export / "non_members.txt"))
     assert r.exit_code == 0, r.output
-    assert "skipped linkteller" in r.stdout
+    assert "linkteller was skipped" in r.stdout
     for name in ("report.json", "report.md", "report.html", "scores.csv"):
         assert (out / name).is_file()
     data = json.loads((out / "report.json").read_text())
@@ -96,9 +96,9 @@ def test_bad_input_exits_2_one_line_nothing_written(export, tmp_path, case, matc
         np.savez(scores, **z)
     elif case == "outside":
         members = tmp_path / "m.txt"
-        members.write_text("0\n100000\n")
+        members.write_text("node_id\n" + "0\n100000\n")
     elif case == "overlap":
-        (tmp_path / "nm.txt").write_text(members.read_text().splitlines()[0] + "\n")
+        (tmp_path / "nm.txt").write_text(members.read_text().splitlines()[1] + "\n")
         extra = ["--non-members", str(tmp_path / "nm.txt")]
     else:
         extra = ["--scores-output", "log_probabilities"]

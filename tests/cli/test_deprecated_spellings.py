@@ -57,7 +57,7 @@ def d(tmp_path_factory: pytest.TempPathFactory, edge_files: Path) -> Any:
     torch.manual_seed(0)
     model = Lin(8, 3)
     torch.save(model.state_dict(), d / "w.pt")
-    (d / "m.txt").write_text("\n".join(map(str, range(0, 40))) + "\n")
+    (d / "m.txt").write_text("node_id\n" + "\n".join(map(str, range(0, 40))) + "\n")
     (d / "n.txt").write_text("\n".join(map(str, range(40, 80))) + "\n")
     x = torch.from_numpy(np.load(edge_files / "x.npy"))
     y = np.array([int(v) for v in (edge_files / "y.csv").read_text().split()])

@@ -38,7 +38,7 @@ def test_serves_the_bundle_on_loopback(bundle) -> None:
 
 def test_allow_list_and_rate_limit(bundle, tmp_path) -> None:
     allow = tmp_path / "allow.txt"
-    allow.write_text("0\n1\n2\n")
+    allow.write_text("node_id\n0\n1\n2\n")  # named: a bare first 0 reads as a header too
     with build_server(bundle, allow_list=allow, rate_limit=2).start() as server:
         ok = httpx.post(server.url + "/query", json={"nodes": [0, 2]})
         denied = httpx.post(server.url + "/query", json={"nodes": [0, 5]})

@@ -338,7 +338,7 @@ def scores_files(tmp_path):
     logits[np.arange(30), y[:30]] += 2.0  # members are fit better
     p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
     np.savez(d / "scores.npz", scores=p, labels=y, node_ids=np.arange(60))
-    (d / "members.txt").write_text("\n".join(map(str, range(30))) + "\n")
+    (d / "members.txt").write_text("node_id\n" + "\n".join(map(str, range(30))) + "\n")
     return d
 
 

@@ -73,7 +73,8 @@ def sandbox(hostile):
     (home / ".bashrc").write_text(f"export TOKEN={SECRET}\n")
     (hostile.root / "secret.txt").write_text(SECRET + "\n")
     opts = hostile.write_graph(hostile.root / "graph")
-    (hostile.root / "graph" / "members.txt").write_text("\n".join(map(str, range(20))))
+    (hostile.root / "graph" / "members.txt").write_text(
+        "node_id\n" + "\n".join(map(str, range(20))))
     (hostile.root / "graph" / "non_members.txt").write_text(
         "\n".join(map(str, range(20, 40))))
     opts += ["--members", str(hostile.root / "graph" / "members.txt"),

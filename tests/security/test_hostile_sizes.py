@@ -39,7 +39,7 @@ def scores_export(hostile):
     p = rng.dirichlet(np.ones(3), size=20)
     np.savez(hostile.root / "scores.npz", scores=p, labels=p.argmax(1),
              node_ids=np.arange(20))
-    (hostile.root / "members.txt").write_text("\n".join(map(str, range(10))) + "\n")
+    (hostile.root / "members.txt").write_text("node_id\n" + "\n".join(map(str, range(10))) + "\n")
     return hostile.root
 
 
@@ -131,7 +131,7 @@ def test_embed_still_accepts_ids_with_gaps(hostile):
 def test_deeply_nested_model_kwargs_is_refused(hostile, graph_dir):
     # 100k "[" raised RecursionError (exit 1); it must be an option error like any other
     torch.save({}, hostile.root / "w.pt")
-    (hostile.root / "m.txt").write_text("0\n1\n")
+    (hostile.root / "m.txt").write_text("node_id\n" + "0\n1\n")
     (hostile.root / "n.txt").write_text("2\n3\n")
     hostile.refused("audit", "model", hostile.root / "w.pt", "--model-class",
                     "torch.nn:Linear", "--model-kwargs", "[" * 100_000,
@@ -265,7 +265,7 @@ def test_results_csv_cells_never_run_as_formulas():
 
 def test_unscored_member_is_named_by_position_not_id(hostile, scores_export):
     members = hostile.root / "members.txt"
-    members.write_text("0\n1\n" + SECRET_ID + "\n")
+    members.write_text("node_id\n" + "0\n1\n" + SECRET_ID + "\n")
     line = hostile.refused(*_audit_scores(scores_export / "scores.npz", members),
                            match="no score row", absent=(SECRET_ID,))
     assert "entry 3" in line
@@ -273,7 +273,7 @@ def test_unscored_member_is_named_by_position_not_id(hostile, scores_export):
 
 def test_node_id_file_messages_never_quote_ids(hostile, scores_export):
     members = hostile.root / "members.txt"
-    members.write_text("0\n" + SECRET_ID + "\n" + SECRET_ID + "\n")
+    members.write_text("node_id\n" + "0\n" + SECRET_ID + "\n" + SECRET_ID + "\n")
     hostile.refused(*_audit_scores(scores_export / "scores.npz", members),
                     match="more than once", absent=(SECRET_ID,))
 

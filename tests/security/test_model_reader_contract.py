@@ -132,7 +132,7 @@ def test_a_forged_model_file_is_refused_without_quoting_it(hostile, case):
         pytest.importorskip("onnxruntime", reason="needs graphleaks[onnx]")
     marker = hostile.root / "PWNED"
     opts = hostile.write_graph(hostile.root / "graph")
-    (hostile.root / "m.txt").write_text("\n".join(map(str, range(20))))
+    (hostile.root / "m.txt").write_text("node_id\n" + "\n".join(map(str, range(20))))
     (hostile.root / "n.txt").write_text("\n".join(map(str, range(20, 40))))
     path = FORGED[case](hostile.root, marker)
     extra = []
