@@ -75,7 +75,6 @@ from graphleaks.attacks.base import (
 from graphleaks.attacks.base_mia import simulated_base_scale
 from graphleaks.attacks.capabilities import Capability
 from graphleaks.attacks.lira_mia import LiRAMIA
-from graphleaks.models.gnn import shared_normalization
 from graphleaks.seeding import Rngs
 
 Model = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -224,15 +223,15 @@ def sampled_gaps(models: list[Model], x: torch.Tensor, y: torch.Tensor, adj: sp.
     """``[num_samples, len(models), len(nodes)]``: Δ of every node under every model, for
     membership masks drawn with per-node probabilities ``incl`` (one mask per sample)."""
     out = np.empty((num_samples, len(models), len(nodes)))
-    # every model is sent the same union graph: GCN models normalise it once between them
-    with shared_normalization():
-        for s in range(num_samples):
-            mask = rng.random(len(incl)) < incl
-            for lo in range(0, len(nodes), chunk):
-                part = nodes[lo:lo + chunk]
-                union, gid, uei = batched_pairs(adj, balls(adj, mask, part, hops))
-                out[s, :, lo:lo + len(part)] = np.stack(
-                    [loss_gaps(m, x, y, union, gid, uei, len(part)) for m in models])
+    for s in range(num_samples):
+        mask = rng.random(len(incl)) < incl
+        for lo in range(0, len(nodes), chunk):
+            part = nodes[lo:lo + chunk]
+            # every model is sent the same union tensor: GCN models normalise it once
+            # between them (graphleaks.models.gnn shares matrices per edge_index tensor)
+            union, gid, uei = batched_pairs(adj, balls(adj, mask, part, hops))
+            out[s, :, lo:lo + len(part)] = np.stack(
+                [loss_gaps(m, x, y, union, gid, uei, len(part)) for m in models])
     return out
 
 

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import warnings
 import weakref
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.weak import WeakIdKeyDictionary
 from torch_geometric.nn import GATConv, GCNConv, SAGEConv, TAGConv
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
@@ -115,28 +113,12 @@ class _SparseProduct(torch.autograd.Function):
         return None, None, torch.sparse.mm(ctx.a_t, grad)
 
 
-#: Inside :func:`shared_normalization`: a one-slot cache ``[key, matrices]`` that every
-#: :class:`_NormalizedAdjacency` consults before building; None outside.
-_SHARED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
-    "graphleaks_shared_normalization", default=None)
-
-
-@contextlib.contextmanager
-def shared_normalization() -> Iterator[None]:
-    """Within the block, GCN layers of different models share one normalised graph.
-
-    Each model keeps its own adjacency cache, so several models queried on the same new
-    ``edge_index`` (G-BASE sends every batched ball union to the target and each reference)
-    would each normalise it. Inside this block the last graph's ``Â`` and ``Âᵀ`` are kept
-    in one slot and served to any model given the same tensor (same identity, version,
-    node count and dtype): the same matrices, so the outputs are unchanged bit for bit. The
-    slot is dropped when the block ends, so nothing outlives it.
-    """
-    token = _SHARED.set([None, None])
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
+#: Every model's normalised graphs, by the ``edge_index`` tensor they came from (weakly:
+#: an entry goes when its tensor does): ``{key: (Â, Âᵀ)}`` with the key of
+#: :meth:`_NormalizedAdjacency._matrices_for`.
+_SHARED_MATRICES: WeakIdKeyDictionary = WeakIdKeyDictionary()
+#: ``Â X`` of constant features, by the ``x`` tensor (weakly): ``(key, weakref(Â), Â X)``.
+_SHARED_PROPAGATED: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
 
 class _NormalizedAdjacency:
@@ -147,6 +129,14 @@ class _NormalizedAdjacency:
     0.55 s, against about 0.2 s with the cached CSR products. The cache holds a weak
     reference to the edge_index tensor and its in-place version counter, so a different or
     modified graph is never served a stale matrix.
+
+    Models given the same tensor share one build (``_SHARED_MATRICES``, and
+    ``_SHARED_PROPAGATED`` for ``Â X``): an audit queries the target and every shadow and
+    reference model on the same query graph, and G-BASE sends each batched ball union to
+    the target and every reference. Each model used to hold its own copy of the same
+    matrices, so memory grew by ``Â``, ``Âᵀ`` and ``Â X`` with every pooled model (about
+    0.4 GB each at 1M nodes); the matrices are the same, so outputs are unchanged bit for
+    bit.
     """
 
     def __init__(self) -> None:
@@ -173,8 +163,13 @@ class _NormalizedAdjacency:
         if not (self._x_key is not None and self._x_key[0]() is x
                 and self._x_key[1]() is matrices[0] and self._x_key[2:] == key
                 and self._ax is not None):
-            with torch.no_grad():
-                self._ax = torch.sparse.mm(matrices[0], x)
+            shared = _SHARED_PROPAGATED.get(x)
+            if shared is not None and shared[0] == key and shared[1]() is matrices[0]:
+                self._ax = shared[2]
+            else:
+                with torch.no_grad():
+                    self._ax = torch.sparse.mm(matrices[0], x)
+                _SHARED_PROPAGATED[x] = (key, weakref.ref(matrices[0]), self._ax)
             self._x_key = (weakref.ref(x), weakref.ref(matrices[0]), *key)
         return self._ax
 
@@ -185,14 +180,13 @@ class _NormalizedAdjacency:
         key = (edge_index._version, num_nodes, edge_index.device, edge_index.shape, h.dtype)
         if not (self._key is not None and self._key[0]() is edge_index
                 and self._key[1:] == key and self._matrices is not None):
-            shared = _SHARED.get()
-            if (shared is not None and shared[0] is not None and shared[0][0]() is edge_index
-                    and shared[0][1:] == key):
-                self._matrices = shared[1]
+            shared = _SHARED_MATRICES.get(edge_index)
+            if shared is not None and key in shared:
+                self._matrices = shared[key]
             else:
                 self._matrices = _normalize(edge_index, num_nodes, h.dtype)
-                if shared is not None:
-                    shared[:] = [(weakref.ref(edge_index), *key), self._matrices]
+                # one entry per tensor: a new version or node count replaces the old one
+                _SHARED_MATRICES[edge_index] = {key: self._matrices}
             self._key = (weakref.ref(edge_index), *key)
         assert self._matrices is not None
         return self._matrices

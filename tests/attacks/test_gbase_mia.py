@@ -217,11 +217,19 @@ def test_balls_equal_per_centre_search(hops):
     assert [len(b) for b in balls(adj, mask, np.array([], dtype=np.int64), hops)] == []
 
 
-def test_scores_equal_per_centre_search(trained_target, monkeypatch):
-    """G-BASE's scores with the batched search and the shared normalisation equal those of
-    one search per ball and one normalisation per model, bit for bit."""
-    import contextlib
+class _NoSharing:
+    """Stands in for the models' shared-matrix tables: never finds, never keeps."""
 
+    def get(self, key, default=None):
+        return default
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_scores_equal_per_centre_search(trained_target, monkeypatch):
+    """G-BASE's scores with the batched search and shared normalisations equal those of one
+    search per ball and one normalisation per model, bit for bit."""
     import graphleaks.attacks.gbase_mia as gbase
     import graphleaks.models.gnn as gnn
 
@@ -238,7 +246,8 @@ def test_scores_equal_per_centre_search(trained_target, monkeypatch):
     n_new = len(built)
     monkeypatch.setattr(gbase, "balls", lambda adj, allowed, centres, hops: [
         _ball_per_centre(adj, allowed, int(v), hops) for v in centres])
-    monkeypatch.setattr(gbase, "shared_normalization", contextlib.nullcontext)
+    monkeypatch.setattr(gnn, "_SHARED_MATRICES", _NoSharing())
+    monkeypatch.setattr(gnn, "_SHARED_PROPAGATED", _NoSharing())
     built.clear()
     old = run_attack(attack, trained_target, seed=4).scores
     np.testing.assert_array_equal(new, old)
