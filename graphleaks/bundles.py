@@ -33,6 +33,7 @@ from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.link_target import LINK_TASK, TrainedLinkTarget
 from graphleaks.models.target import TrainedTarget
+from graphleaks.models.trained_graph_target import TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.versions import library_versions
 
@@ -79,9 +80,8 @@ def _graph_from_tensors(tensors: dict[str, torch.Tensor]) -> Data:
     return graph
 
 
-def save_bundle(
-    target: TrainedTarget | TrainedLinkTarget, path: str | Path, *, overwrite: bool = False
-) -> Path:
+def save_bundle(target: TrainedTarget | TrainedLinkTarget | TrainedGraphTarget,
+                path: str | Path, *, overwrite: bool = False) -> Path:
     """Write ``target`` as a bundle directory, atomically.
 
     The directory is assembled under a temporary name and renamed into place, so a crash
@@ -89,7 +89,8 @@ def save_bundle(
     graphleaks bundle holding nothing but bundle files (see :mod:`graphleaks._outputs`).
 
     Args:
-        target: The trained target.
+        target: The trained target (a node target, or a graph classifier's
+            :class:`~graphleaks.models.trained_graph_target.TrainedGraphTarget`: task ``graph``).
         path: Destination directory.
         overwrite: Replace an existing bundle at ``path``.
 
@@ -100,7 +101,14 @@ def save_bundle(
     if dest.exists() and not overwrite:
         raise BundleError(f"{dest} already exists; choose another path or pass --overwrite")
     if isinstance(target, TrainedLinkTarget):  # task "link": its own manifest fields
-        return publish_dir(dest, BUNDLE, lambda tmp: _write_link_bundle(target, tmp),
+        link_target = target
+        return publish_dir(dest, BUNDLE, lambda tmp: _write_link_bundle(link_target, tmp),
+                           overwrite=True)
+    if isinstance(target, TrainedGraphTarget):
+        from graphleaks.graph_bundles import write_graph_bundle
+
+        graph_target = target
+        return publish_dir(dest, BUNDLE, lambda tmp: write_graph_bundle(graph_target, tmp),
                            overwrite=True)
     return publish_dir(dest, BUNDLE, lambda tmp: _write_bundle(target, tmp), overwrite=True)
 
@@ -172,7 +180,7 @@ _MANIFEST_FIELDS: dict[str, tuple[type, bool]] = {
     "defense": (str, True), "fingerprint": (str, True), "files": (dict, True),
     "sha256": (dict, True), "ledger": (dict, True), "seed": (int, False),
     "dataset": (dict, False), "defense_config": (dict, False), "utility": (dict, False),
-    "training": (dict, False),
+    "training": (dict, False), "task": (str, False),
 }
 
 
@@ -471,9 +479,13 @@ def load_bundle(
     """
     root = Path(path)
     manifest = read_manifest(root)
-    if bundle_task(manifest, root) == LINK_TASK:
+    task = bundle_task(manifest, root)
+    if task == LINK_TASK:
         return load_link_bundle(root, manifest, graph=graph, data_root=data_root,
                                 check_fingerprint=check_fingerprint)
+    if task == GRAPH_TASK:
+        raise BundleError(f"bundle {root} holds a graph-classification target; load it with "
+                          "graphleaks.graph_bundles.load_graph_bundle")
     files, sums = _files(manifest, root), manifest["sha256"]
     state = _tensors(root, WEIGHTS, sums)
     extras = _tensors(root, EXTRAS, sums) if "extras" in files else {}
@@ -512,7 +524,9 @@ def load_bundle(
 
 # --- link targets (task "link") ---------------------------------------------------------
 #: The tasks a bundle may hold; a manifest without ``task`` is a node bundle (all earlier ones).
-BUNDLE_TASKS = ("node", LINK_TASK)
+#: The task of a trained graph classifier's bundle (read by :mod:`graphleaks.graph_bundles`).
+GRAPH_TASK = "graph"
+BUNDLE_TASKS = ("node", LINK_TASK, GRAPH_TASK)
 #: Edge-split arrays a link bundle keeps in ``extras.safetensors``, beside the served graph.
 _EDGE_SPLIT_ARRAYS = ("members", "val_edges", "val_non_edges", "held_out_edges",
                       "held_out_non_edges", "context_edges", "held_out_nodes")

@@ -33,6 +33,8 @@ class Task(str, Enum):
     RECONSTRUCTION = "reconstruction"
     #: whole graphs as records (graph classification): was this graph in the training set
     GRAPH_MEMBERSHIP = "graph_membership"
+    #: Was this pair a training edge of a link predictor (the edge unit; issue 25)?
+    EDGE_MEMBERSHIP = "edge_membership"
 
 
 class Output(str, Enum):

@@ -13,12 +13,13 @@ layer       modules
 ==========  ================================================================================
 ground      errors, seeding, versions, ``_io``, ``_arrays``, ``_outputs``, ``_limits``,
             ``_display``, ``_readers``, ``_progress``, ``_registry``, ``_tables``,
-            ``_params`` (field typing), ``_validation``, ``_plugin`` (the plug-in base)
+            ``_params`` (field typing), ``_validation``, ``_plugin`` (the plug-in base),
+            ``_executor`` (local or Ray map of an audit's model trainings)
 records     metrics, privacy, threat (never importing one another)
 data        data
 models      models (targets, training, DP-SGD)
 defenses    defenses
-bundles     bundles (reloading a bundle rebuilds its defense's model)
+bundles     bundles, graph_bundles (reloading a bundle rebuilds its defense's model)
 attacks     attacks (shadow models train defended targets)
 plugins     plugins (owner lookup by name over the attack and defense registries)
 report      report (records, codec, writers, verdict, gate, regression, JUnit, score tables,
@@ -51,12 +52,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "graphleaks._io", "graphleaks._arrays", "graphleaks._outputs", "graphleaks._limits",
                 "graphleaks._display", "graphleaks._readers", "graphleaks._progress",
                 "graphleaks._registry", "graphleaks._tables", "graphleaks._params",
-                "graphleaks._validation", "graphleaks._plugin")),
+                "graphleaks._validation", "graphleaks._plugin",
+                "graphleaks._executor")),
     ("records", ("graphleaks.metrics", "graphleaks.privacy", "graphleaks.threat")),
     ("data", ("graphleaks.data",)),
     ("models", ("graphleaks.models",)),
     ("defenses", ("graphleaks.defenses",)),
-    ("bundles", ("graphleaks.bundles",)),
+    ("bundles", ("graphleaks.bundles", "graphleaks.graph_bundles")),
     ("attacks", ("graphleaks.attacks",)),
     ("plugins", ("graphleaks.plugins",)),
     ("report", ("graphleaks.report",)),

@@ -37,6 +37,7 @@ from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
+from graphleaks._executor import LOCAL, Executor
 from graphleaks.attacks._shadow import (
     KnownMechanism,
     mechanism_key,
@@ -161,10 +162,19 @@ def train_references(
         return References(models=models, members=members, population=aux, x=x, edges=edges,
                           labels=labels, training_note=note, shared_note=SHARED_NOTE)
     halves = _paired_halves(len(universe), num, rngs.child("references").numpy)
-    trained = [sources.train(universe[local], local, derive_seed(rngs.seed, "reference", i))
-               for i, local in enumerate(halves)]
+    # in an audit its executor trains them (here or on a Ray cluster), seeds as drawn here
+    executor = LOCAL if pool is None else pool.executor
+    trained = executor.map(_train_reference, [
+        (universe[local], local, derive_seed(rngs.seed, "reference", i))
+        for i, local in enumerate(halves)], shared=sources)
     return References(models=tuple(trained), members=tuple(universe[h] for h in halves),
                       population=aux, x=x, edges=edges, labels=labels, training_note=note)
+
+
+def _train_reference(sources: _Sources, item: tuple[np.ndarray, np.ndarray, int]) -> nn.Module:
+    """One reference of an :meth:`Executor.map` (module level, so Ray pickles it by name)."""
+    nodes, local, seed = item
+    return sources.train(nodes, local, seed)
 
 
 @dataclass(frozen=True)
@@ -237,10 +247,13 @@ class ReferencePool:
 
     Args:
         seed: Seed of the pool's reference stream.
+        executor: Where the references train (:data:`~graphleaks._executor.LOCAL` by
+            default; a Ray executor fans them out over a cluster with the same seeds).
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, executor: Executor = LOCAL) -> None:
         self.seed = int(seed)
+        self.executor = executor
         self._models: dict[tuple[Any, ...], tuple[nn.Module, np.ndarray]] = {}
 
     def __len__(self) -> int:
@@ -255,16 +268,18 @@ class ReferencePool:
             ) -> tuple[tuple[nn.Module, ...], tuple[np.ndarray, ...]]:
         """References ``0..num-1`` for this configuration, each trained on first use."""
         base = sources.key()
+        missing = [i for i in range(num) if (*base, i) not in self._models]
+        items = []
+        for i in missing:
+            local = self.halves(len(sources.aux), i // 2)[i % 2]
+            items.append((sources.aux[local], local, derive_seed(self.seed, "reference", i)))
+        trained = self.executor.map(_train_reference, items, shared=sources,
+                                    desc="reference models")
+        for i, item, model in zip(missing, items, trained, strict=True):
+            self._models[(*base, i)] = (model, item[0])
         models, members = [], []
         for i in range(num):
-            key = (*base, i)
-            if key not in self._models:
-                local = self.halves(len(sources.aux), i // 2)[i % 2]
-                nodes = sources.aux[local]
-                self._models[key] = (sources.train(nodes, local,
-                                                   derive_seed(self.seed, "reference", i)),
-                                     nodes)
-            model, nodes = self._models[key]
+            model, nodes = self._models[(*base, i)]
             models.append(model)
             members.append(nodes)
         return tuple(models), tuple(members)

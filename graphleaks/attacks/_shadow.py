@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
+from graphleaks._executor import LOCAL, Executor
 from graphleaks.data.splits import MembershipSplit, SplitConfig
 from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.models.gnn import ArchitectureSpec
@@ -208,10 +209,13 @@ class ShadowPool:
 
     Args:
         seed: Seed of the pool's shadow stream.
+        executor: Where :meth:`prefetch` trains shadows (:data:`~graphleaks._executor.LOCAL`
+            by default; a Ray executor fans them out over a cluster with the same seeds).
     """
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, executor: Executor = LOCAL) -> None:
         self.seed = int(seed)
+        self.executor = executor
         self._models: dict[tuple[Any, ...], ShadowTarget] = {}
 
     def __len__(self) -> int:
@@ -235,17 +239,47 @@ class ShadowPool:
             member_frac: Fraction of the population the shadow trains on.
             val_frac: Fraction used for its early stopping.
         """
+        key = self._key(population, spec, num_classes, index, member_frac, val_frac)
+        if key not in self._models:
+            self._models[key] = train_shadow(population, spec, num_classes,
+                                             seed=self.seed_of(index),
+                                             member_frac=member_frac, val_frac=val_frac)
+        return self._models[key]
+
+    def prefetch(
+        self, population: Data, spec: ArchitectureSpec, num_classes: int,
+        indices: range, *, member_frac: float = 0.45, val_frac: float = 0.1,
+    ) -> None:
+        """Train the shadows ``indices`` not trained yet, all at once on the pool's executor
+        (each on its own seed of the stream, as :meth:`get` would train it)."""
+        keys = {i: self._key(population, spec, num_classes, i, member_frac, val_frac)
+                for i in indices}
+        missing = [i for i in indices if keys[i] not in self._models]
+        if len(missing) < 2:
+            return  # nothing to fan out: get trains it
+        trained = self.executor.map(
+            _train_shadow_item, [self.seed_of(i) for i in missing],
+            shared=(population, spec, num_classes, member_frac, val_frac),
+            desc="shadow models")
+        for i, shadow in zip(missing, trained, strict=True):
+            self._models[keys[i]] = shadow
+
+    def _key(self, population: Data, spec: ArchitectureSpec, num_classes: int, index: int,
+             member_frac: float, val_frac: float) -> tuple[Any, ...]:
         from graphleaks.data.graph import fingerprint
 
         name = getattr(population, "name", None) if "name" in population else None
-        seed = self.seed_of(index)
-        key = (fingerprint(population), population.num_nodes, name,
-               mechanism_key(mechanism_of(population)),
-               repr(spec), num_classes, member_frac, val_frac, seed)
-        if key not in self._models:
-            self._models[key] = train_shadow(population, spec, num_classes, seed=seed,
-                                             member_frac=member_frac, val_frac=val_frac)
-        return self._models[key]
+        return (fingerprint(population), population.num_nodes, name,
+                mechanism_key(mechanism_of(population)),
+                repr(spec), num_classes, member_frac, val_frac, self.seed_of(index))
+
+
+def _train_shadow_item(shared: tuple[Data, ArchitectureSpec, int, float, float],
+                       seed: int) -> ShadowTarget:
+    """One shadow of :meth:`ShadowPool.prefetch` (module level: Ray pickles it by name)."""
+    population, spec, num_classes, member_frac, val_frac = shared
+    return train_shadow(population, spec, num_classes, seed=seed, member_frac=member_frac,
+                        val_frac=val_frac)
 
 
 SHARED_NOTE = ("shadow model {i} shared within the audit: trained once, on a seed of the "

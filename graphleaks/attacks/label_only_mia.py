@@ -88,6 +88,14 @@ class LabelOnlyMIA(Attack):
         del num_nodes, num_edges
         return 1 + int(self.config.num_queries)
 
+    def with_query_budget(self, max_queries: int) -> LabelOnlyMIA | None:
+        """Fewer perturbed queries: one clean query plus ``max_queries - 1`` perturbed ones
+        (each one request answering every candidate), or None below two queries."""
+        num_queries = min(max_queries - 1, self.config.num_queries)
+        if num_queries < 1:
+            return None
+        return LabelOnlyMIA(self.config, num_queries=num_queries)
+
     def _score(self, target: TargetView, challenge: Challenge, rngs: Rngs) -> AttackScores:
         cfg = self.config
         cands = np.asarray(challenge.candidates, dtype=np.int64)

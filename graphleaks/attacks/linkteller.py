@@ -189,11 +189,18 @@ class LinkTeller(Attack):
         return bool(self.config.api == "local")
 
     def with_query_budget(self, max_queries: int) -> LinkTeller | None:
-        """LinkTeller on fewer sampled nodes, or None below :data:`MIN_BUDGET_NODES`."""
+        """LinkTeller on fewer sampled nodes, or None below :data:`MIN_BUDGET_NODES`.
+
+        The copy's ``max_pairs`` is capped at its sample's pairs, so the ``auto`` sampler
+        cannot grow the sample (hence its queries) past the budget; it seeds it instead.
+        """
         n_nodes = max_queries - 1
         if n_nodes < MIN_BUDGET_NODES:
             return None
-        return LinkTeller(self.config, n_nodes=min(n_nodes, self.config.n_nodes))
+        n_nodes = min(n_nodes, self.config.n_nodes)
+        pairs = n_nodes * (n_nodes - 1) // 2
+        return LinkTeller(self.config, n_nodes=n_nodes,
+                          max_pairs=min(self.config.max_pairs, pairs))
 
     def challenge_spec(self) -> NodePairsSpec:
         """All pairs among ``n_nodes`` sampled nodes (the harness labels the private edges)."""

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch_geometric.utils import subgraph
 
-from graphleaks._progress import progress
+from graphleaks._executor import LOCAL
 from graphleaks.attacks._shadow import KnownMechanism, mechanism_note, train_on_nodes
 from graphleaks.attacks.base import (
     Attack,
@@ -140,27 +140,31 @@ class LiRAMIA(Attack):
         mechanism = target.mechanism() if cfg.variant == "offline" else None
         name = getattr(population, "name", None) if "name" in population else None
 
+        # in an audit, the run's executor trains the references (here or on a Ray cluster)
+        executor = LOCAL if target.references is None else target.references.executor
         if cfg.variant == "offline":
             halves = _paired_halves(population.num_nodes, n_ref, rng)
-            for i, members in enumerate(progress(halves, desc="reference models")):
-                model = self._train_reference(population.x, population.edge_index,
-                                              population.y, members, spec, target.num_classes,
-                                              seed=derive_seed(rngs.seed, "reference", i),
-                                              mechanism=mechanism, name=name)
-                phis[i] = self._reference_phi(model, x_query, e_query, cands, labels)
+            train_graph = (population.x, population.edge_index, population.y)
         else:
             universe = np.unique(np.concatenate([np.asarray(aux), cands]))
             y_all = torch.zeros(target.num_nodes, dtype=torch.long)
             y_all[torch.as_tensor(aux, dtype=torch.long)] = population.y
             y_all[torch.as_tensor(cands)] = labels
+            halves = [universe[local]
+                      for local in _paired_halves(len(universe), n_ref, rng)]
+            train_graph = (x_query, e_query, y_all)
+        shared = _LiraShared(*train_graph, x_query=x_query, e_query=e_query, cands=cands,
+                             labels=labels, spec=spec, num_classes=target.num_classes,
+                             mechanism=mechanism, name=name, ref_epochs=cfg.ref_epochs,
+                             statistic=cfg.statistic)
+        items = [(members, derive_seed(rngs.seed, "reference", i))
+                 for i, members in enumerate(halves)]
+        for i, phi in enumerate(executor.map(_lira_reference_phi, items, shared=shared,
+                                             desc="reference models")):
+            phis[i] = phi
+        if cfg.variant == "online":
             pos = {int(v): j for j, v in enumerate(cands)}
-            halves = _paired_halves(len(universe), n_ref, rng)
-            for i, local in enumerate(progress(halves, desc="reference models")):
-                members = universe[local]
-                model = self._train_reference(x_query, e_query, y_all, members, spec,
-                                              target.num_classes,
-                                              seed=derive_seed(rngs.seed, "reference", i))
-                phis[i] = self._reference_phi(model, x_query, e_query, cands, labels)
+            for i, members in enumerate(halves):
                 for v in members:
                     j = pos.get(int(v))
                     if j is not None:
@@ -187,27 +191,45 @@ class LiRAMIA(Attack):
         return AttackScores(np.nan_to_num(scores, nan=0.0, posinf=1e6, neginf=-1e6),
                             notes=tuple(notes))
 
-    def _train_reference(self, x: torch.Tensor, edge_index: torch.Tensor, y: torch.Tensor,
-                         members: np.ndarray, spec: ArchitectureSpec, num_classes: int, *,
-                         seed: int, mechanism: KnownMechanism | None = None,
-                         name: str | None = None) -> torch.nn.Module:
-        """Train one reference inductively on the subgraph induced by ``members``.
 
-        The subgraph is relabelled so training only touches the members' rows.
-        """
-        idx = torch.as_tensor(members, dtype=torch.long)
-        ei, _ = subgraph(idx, edge_index, relabel_nodes=True, num_nodes=x.shape[0])
-        local = np.arange(len(members))
-        return train_on_nodes(x[idx], ei, y[idx], local, spec, num_classes,
-                              max_epochs=self.config.ref_epochs, seed=seed,
-                              mechanism=mechanism, name=name)
+@dataclass(frozen=True)
+class _LiraShared:
+    """What every LiRA reference trains and is queried from, but its members and seed
+    (one object, so a Ray executor puts it in the object store once)."""
 
-    @torch.no_grad()
-    def _reference_phi(self, model: torch.nn.Module, x: torch.Tensor, edges: torch.Tensor,
-                       cands: np.ndarray, labels: torch.Tensor) -> np.ndarray:
-        logits = model(x, edges)[torch.as_tensor(cands, dtype=torch.long)]
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    y: torch.Tensor
+    x_query: torch.Tensor
+    e_query: torch.Tensor
+    cands: np.ndarray
+    labels: torch.Tensor
+    spec: ArchitectureSpec
+    num_classes: int
+    mechanism: KnownMechanism | None
+    name: str | None
+    ref_epochs: int
+    statistic: str
+
+
+def _lira_reference_phi(shared: _LiraShared, item: tuple[np.ndarray, int]) -> np.ndarray:
+    """Train one reference inductively on the subgraph induced by its members and return
+    its LiRA statistic on the candidates, queried in the target's query graph.
+
+    The subgraph is relabelled so training only touches the members' rows.
+    """
+    members, seed = item
+    idx = torch.as_tensor(members, dtype=torch.long)
+    ei, _ = subgraph(idx, shared.edge_index, relabel_nodes=True, num_nodes=shared.x.shape[0])
+    local = np.arange(len(members))
+    model = train_on_nodes(shared.x[idx], ei, shared.y[idx], local, shared.spec,
+                           shared.num_classes, max_epochs=shared.ref_epochs, seed=seed,
+                           mechanism=shared.mechanism, name=shared.name)
+    with torch.no_grad():
+        logits = model(shared.x_query, shared.e_query)[
+            torch.as_tensor(shared.cands, dtype=torch.long)]
         post = torch.softmax(logits.float(), dim=1)
-        return lira_statistic(post, labels, kind=self.config.statistic)
+        return lira_statistic(post, shared.labels, kind=shared.statistic)
 
 
 def _paired_halves(n: int, k: int, rng: np.random.Generator) -> list[np.ndarray]:

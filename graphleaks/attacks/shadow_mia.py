@@ -144,6 +144,9 @@ class ShadowMIA(Attack):
         population, _ = target.population()
         xs, ys = [], []
         shared = None
+        if target.shadows is not None:  # in an audit: its shadows train at once, fanned out
+            target.shadows.prefetch(population, target.architecture(), target.num_classes,
+                                    range(cfg.num_shadows))
         for i in range(cfg.num_shadows):
             seed_i = derive_seed(rngs.seed, "shadow", i)
             # in an audit, the run's shadow i (confidence_mia calibrates on shadow 0)

@@ -547,6 +547,7 @@ def audit_model(
     compare_surrogate: bool = False,
     task: str = "node",
     embedding_layer: str | None = None,
+    pairs_layout: str | None = None,
 ) -> Any:
     """Audit a trained graph model of any class, in memory, and return the report.
 
@@ -581,12 +582,19 @@ def audit_model(
         compare_surrogate: Also run the attacks that train shadow/reference models with
             graphleaks' surrogate GCN instead of copies of the model, and record both AUCs
             in ``report.config["surrogate_comparison"]`` (those attacks run twice).
-        task: ``node`` (a node classifier, the default) or ``graph``: a graph classifier
+        task: ``node`` (a node classifier, the default), ``link`` or ``graph``.
+            ``link``: a pair scorer ``model(x, edge_index, pairs)`` with one score per pair,
+            ``members`` its training edges and ``non_members`` pairs it never trained on
+            (``[K, 2]`` or ``[2, K]``), audited for edge membership by
+            :func:`graphleaks.audit.link_audit.audit_link_model` (whose further options, e.g.
+            ``non_member_sampling``, are reached there). ``graph``: a graph classifier
             ``model(x, edge_index, batch) -> [num_graphs, C]`` audited on ``data``, a
             :class:`~graphleaks.data.graphsets.GraphSet` or a list of PyG graphs, with graph
             ids as ``members``/``non_members`` (:mod:`graphleaks.audit.graph_audit`).
         embedding_layer: For ``task="graph"``: the submodule whose output is the pooled
             graph embedding (e.g. ``pool``).
+        pairs_layout: ``task="link"`` only: how the model takes pairs, ``columns``
+            (``[2, P]``, PyG's ``edge_label_index``) or ``rows`` (``[P, 2]``).
 
     Returns:
         The :class:`~graphleaks.report.report.AuditReport`.
@@ -611,18 +619,35 @@ def audit_model(
         from graphleaks.audit.graph_audit import audit_graph_model
 
         if (embedding_layers is not None or served_edge_index is not None or compare_surrogate
-                or train_fn is not None):
-            raise InvalidConfigError("embedding_layers, served_edge_index, train_fn and "
-                                     "compare_surrogate are node-task options; for "
+                or train_fn is not None or pairs_layout is not None):
+            raise InvalidConfigError("embedding_layers, served_edge_index, train_fn, "
+                                     "compare_surrogate and pairs_layout are node- or "
+                                     "link-task options; for "
                                      "task='graph' name the pooled layer with "
                                      "embedding_layer='pool' and copies with model_factory")
         return audit_graph_model(model, data, members, non_members, output=output,
                                  embedding_layer=embedding_layer, model_factory=model_factory,
                                  attacks=attacks, seed=seed, suite=suite,
                                  n_bootstrap=n_bootstrap, population=population)
+    if task == "link":
+        node_only = {"model_factory": model_factory, "train_fn": train_fn,
+                     "population": population, "compare_surrogate": compare_surrogate or None,
+                     "embedding_layer": embedding_layer}
+        given = [k for k, v in node_only.items() if v is not None]
+        if given:
+            raise InvalidConfigError(f"{given[0]} does not apply to link predictors; drop it for "
+                                     "task='link'")
+        from graphleaks.audit.link_audit import audit_link_model
+
+        return audit_link_model(model, data, members, non_members, output=output,
+                                pairs_layout=pairs_layout, embedding_layers=embedding_layers,
+                                served_edge_index=served_edge_index, attacks=attacks,
+                                seed=seed, suite=suite, n_bootstrap=n_bootstrap).report
     if task != "node":
-        raise InvalidConfigError(f"unknown task {str(task)[:20]!r}; choose node or graph")
-    if embedding_layer is not None:
+        raise InvalidConfigError(f"unknown task {str(task)[:20]!r}; choose node, link or graph")
+    if pairs_layout is not None:
+        raise InvalidConfigError("pairs_layout applies to task='link' only; drop it")
+    if embedding_layer is not None:  # node task from here
         raise InvalidConfigError("embedding_layer is a task='graph' option; node models name "
                                  "their layers with embedding_layers=('conv1',)")
     graph = as_graph(data)

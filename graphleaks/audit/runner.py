@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from torch_geometric.data import Data
 
+from graphleaks._executor import LOCAL, Executor, RayExecutor
 from graphleaks._progress import progress
 from graphleaks.attacks import Attack, AttackResult, Output
 from graphleaks.attacks._references import ReferencePool
@@ -430,12 +431,21 @@ def audit_with_scores(
     compare_unit: str | None = None,
     skip_unrunnable: bool = False,
     canary: bool | None = None,
+    executor: Executor | str | None = None,
 ) -> AuditRun:
     """Run an audit and keep every candidate's score; see :func:`run_audit` for arguments.
 
     ``skip_unrunnable`` treats a given attack list as a default audit: what cannot run is
     skipped with its reason instead of refused (``audit_model``'s pre-filtered list).
     """
+    if isinstance(executor, str):  # a Ray address: joined (and checked) here, left after
+        with RayExecutor(executor) as ray_executor:
+            return audit_with_scores(
+                target, attacks, seed=seed, n_bootstrap=n_bootstrap, view=view,
+                exposed=exposed, config=config, suite=suite, defense_aware=defense_aware,
+                compare_unit=compare_unit, skip_unrunnable=skip_unrunnable, canary=canary,
+                executor=ray_executor)
+    executor = LOCAL if executor is None else executor
     the_suite = get_suite(suite)
     n_boot = the_suite.n_bootstrap if n_bootstrap is None else n_bootstrap
     attack_objs, default = _attack_objects(attacks, the_suite)
@@ -473,9 +483,10 @@ def audit_with_scores(
     reports, tables = [], []
     attributes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     # one shadow per configuration for the whole run: confidence_mia and shadow_mia share it
-    shadows = ShadowPool(derive_seed(seed, "shadows"))
+    # (trained by the executor: here, or fanned out over a Ray cluster with the same seeds)
+    shadows = ShadowPool(derive_seed(seed, "shadows"), executor)
     # and one offline reference model per configuration: RMIA, BASE and G-BASE share them
-    references = ReferencePool(derive_seed(seed, "references"))
+    references = ReferencePool(derive_seed(seed, "references"), executor)
     for attack in progress(attack_objs, desc="attacks"):
         result = scored_or_skipped(
             attack, functools.partial(
@@ -618,6 +629,7 @@ def run_audit(
     defense_aware: bool = True,
     compare_unit: str | None = None,
     canary: bool | None = None,
+    executor: Executor | str | None = None,
 ) -> AuditReport:
     """Run ``attacks`` (by default every attack the target exposes) and return the report.
 
@@ -641,10 +653,15 @@ def run_audit(
         canary: Run the canary audit of a defended target graphleaks can retrain (one per
             covered unit, the suite's canaries; see :func:`default_canary_audits`). None
             (default): only in the default audit (``attacks`` None).
+        executor: Where the audit's reference and shadow models train: None (default) in
+            this process; a Ray cluster's address (``"HOST:PORT"``) or a
+            :class:`~graphleaks._executor.RayExecutor` fans them out as Ray tasks, with the
+            seeds of a local run, so the report is the same (timing fields aside).
 
     Raises:
         InvalidConfigError: If ``compare_unit`` is unknown or not the unit of the ledger or
-            of every attack's test.
+            of every attack's test; for a Ray address that cannot be reached or whose
+            workers run another graphleaks version.
 
     Example:
         >>> from graphleaks.data import tiny_graph
@@ -656,4 +673,4 @@ def run_audit(
     return audit_with_scores(target, attacks, seed=seed, n_bootstrap=n_bootstrap, view=view,
                              exposed=exposed, config=config, suite=suite,
                              defense_aware=defense_aware, compare_unit=compare_unit,
-                             canary=canary).report
+                             canary=canary, executor=executor).report

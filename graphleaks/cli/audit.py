@@ -7,6 +7,8 @@ groups they share are declared once in :mod:`graphleaks.cli.options`.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,8 +47,10 @@ def audit(
     defense_unaware: o.DefenseUnaware = False, compare_unit: o.CompareUnit = None,
     sweep_results: SweepResults = None, canary_audit: o.CanaryAudit = None,
     canaries: o.Canaries = None, canary_attack: o.CanaryAttack = None,
-    out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
+    query_budgets: o.QueryBudgets = None, out: o.Out = o.DEFAULT_OUT,
+    json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
+    ray: o.RayAddress = None,
 ) -> None:
     """Audit a target: run attacks, compute metrics with CIs, write report.json and report.md.
 
@@ -62,7 +66,8 @@ def audit(
         o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed, query_graph),
         o.TrainingChoice(arch, device), o.DefenseChoice(defense, epsilon, delta),
         o.AdversaryChoice(defense_unaware, compare_unit), sweep_results,
-        o.CanaryChoice.parse(canary_audit, canaries, canary_attack), output)
+        o.CanaryChoice.parse(canary_audit, canaries, canary_attack), output,
+        o.QueryCurveChoice.parse(query_budgets), ray_address=ray)
 
 
 def _refuse_group_options(ctx: typer.Context) -> None:
@@ -79,6 +84,7 @@ def run_target_audit(
     bundle: Path | None, graph_source: o.GraphSource, budgets: o.AuditBudgets,
     training: o.TrainingChoice, defense: o.DefenseChoice, adversary: o.AdversaryChoice,
     sweep_results: Path | None, canary: o.CanaryChoice, output: o.OutputOptions,
+    curves: o.QueryCurveChoice | None = None, ray_address: str | None = None,
 ) -> None:
     """Audit ``bundle``, or a target trained here; write the report and print the summary.
 
@@ -102,6 +108,8 @@ def run_target_audit(
     check_output_dir(output.out, REPORT)  # an unusable --out fails before any work
     sweep_rows = _sweep_rows(sweep_results)
     names = budgets.attack_names()
+    curves = curves or o.QueryCurveChoice()
+    curves.curve_attacks(names)  # a grid with no curve attack to draw: refused before work
     arch = architecture_owner(training.arch or "gcn").name  # a bundle brings its own
     # One resolution of every --param: canonical owner, declared field types (exit 2 else).
     params = resolve_cli_params(list(budgets.params), attacks=names or applicable_attacks(),
@@ -115,7 +123,11 @@ def run_target_audit(
     if bundle is None:  # the defense's options, before the graph is read (it may be cached)
         defense.check(d_params)
     output.before_work()  # every option is checked: the MLflow store last, before any work
-    with progress_display(output.bars):
+    from graphleaks._executor import make_executor
+
+    # --ray: the cluster is joined and its workers' version checked before any training
+    executor = make_executor(ray_address)
+    with executor_closed(executor), progress_display(output.bars):
         if bundle is not None:
             graph = graph_source.load()[0] if graph_source.given else None
             target = load_bundle(bundle, graph=graph, data_root=graph_source.data_root)
@@ -146,8 +158,11 @@ def run_target_audit(
                                 config=config, suite=the_suite,
                                 defense_aware=not adversary.defense_unaware,
                                 compare_unit=adversary.compare_unit,
-                                canary=_default_canary(canary, canary_cfgs, names))
+                                canary=_default_canary(canary, canary_cfgs, names),
+                                executor=executor)
         report = run.report
+        curves.add_curves(report, target, names=names, budgets=budgets, suite=the_suite,
+                          params=params, defense_aware=not adversary.defense_unaware)
         if canary.off and report.ledger.unit.value != "none":
             report.config["canary_audit_skipped"] = (
                 "turned off with --canary-audit none; drop it to measure audited ε")
@@ -167,6 +182,17 @@ def run_target_audit(
     output.publish(report)
     if any(a.violation for a in report.canary_audits):
         raise typer.Exit(3)
+
+
+@contextlib.contextmanager
+def executor_closed(executor: Any) -> Iterator[None]:
+    """Leave a Ray cluster joined for ``--ray`` when the audit ends, however it ends."""
+    try:
+        yield
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            close()
 
 
 def _check_query_costs(graph: Any, attacks: list[Any], suite: Any, *, arch: str,

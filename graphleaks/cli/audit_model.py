@@ -58,7 +58,8 @@ def audit_model(
     labels: o.Labels = None, members: o.Members = None, non_members: o.NonMembers = None,
     population: o.Population = None, attack: o.Attack = None, suite: o.Suite = "standard",
     param: o.Param = None, n_bootstrap: o.NBootstrap = None, seed: o.Seed = 0,
-    out: o.Out = o.DEFAULT_OUT, json_out: o.JsonOut = False, quiet: o.Quiet = False,
+    query_budgets: o.QueryBudgets = None, out: o.Out = o.DEFAULT_OUT,
+    json_out: o.JsonOut = False, quiet: o.Quiet = False,
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
 ) -> None:
     """Audit a saved model from another pipeline (.pt2, .onnx or a state_dict).
@@ -71,7 +72,8 @@ def audit_model(
                           o.GraphSource(None, None, edges, features, labels),
                           o.MembershipFiles(members, non_members, population),
                           o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output,
-                          embedding_layers=tuple(embedding_layer or ()))
+                          embedding_layers=tuple(embedding_layer or ()),
+                          curves=o.QueryCurveChoice.parse(query_budgets))
     output.publish(run.report)
 
 
@@ -79,6 +81,7 @@ def run_model_audit(
     model: Path, model_class: str | None, model_kwargs: str | None, model_output: str,
     graph_source: o.GraphSource, membership: o.MembershipFiles, budgets: o.AuditBudgets,
     output: o.OutputOptions, embedding_layers: tuple[str, ...] = (),
+    curves: o.QueryCurveChoice | None = None,
 ) -> Any:
     """Load, check and audit a saved model; write the report; return the audit run.
 
@@ -87,7 +90,7 @@ def run_model_audit(
         DataError: For unreadable files, bad node sets, or outputs that contradict labels.
     """
     from graphleaks.attacks import registry
-    from graphleaks.audit.model_audit import audit_target, model_target
+    from graphleaks.audit.model_audit import audit_target, exposure, model_target
     from graphleaks.audit.suite import get_suite
     from graphleaks.data.node_sets import read_node_ids
     from graphleaks.models.foreign import MODEL_READERS, load_model_file
@@ -106,6 +109,8 @@ def run_model_audit(
         raise InvalidConfigError("graphleaks audit model needs --members and --non-members "
                                  "node-id files")
     names = budgets.attack_names()
+    curves = curves or o.QueryCurveChoice()
+    curves.curve_attacks(names)  # a grid with no curve attack to draw: refused before work
     # one resolution of every --param: canonical owner, declared field types (exit 2 else)
     params = resolve_cli_params(list(budgets.params), attacks=names or list(registry))
     graph, ref = g.load()
@@ -135,6 +140,8 @@ def run_model_audit(
         run = audit_target(target, attacks=names, seed=budgets.seed, suite=the_suite,
                            n_bootstrap=budgets.n_bootstrap, config=config, params=params,
                            model_label=label)
+        curves.add_curves(run.report, target, names=names, budgets=budgets,
+                          suite=the_suite, params=params, exposed=exposure(target.iface))
     run.report.config["params"] = params_as_run(params, run.report)
     write_report(run.report, output.out, html=True, scores=run.tables)  # all files or none
     return run

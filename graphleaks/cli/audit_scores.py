@@ -27,12 +27,14 @@ ScoresOutput = Annotated[str, typer.Option(
 ScoreIds = Annotated[Path | None, typer.Option(
     "--score-ids", help="Node id of each row of a .npy score matrix (default: row i is node "
                         "i).", rich_help_panel=SCORES)]
-ScoresTask = Annotated[str, typer.Option(
-    "--task", help="What the scores are of: node (one row per node id, a node classifier) or "
-                   "graph (one row per graph id, a graph classifier: graph_id,label,class "
-                   "scores...).", rich_help_panel=SCORES)]
 ScoreLabels = Annotated[Path | None, typer.Option(
     "--labels", help="Label of each row of a .npy score matrix, one per line.",
+    rich_help_panel=SCORES)]
+ScoresTask = Annotated[str, typer.Option(
+    "--task", help="node: per-node scores of a node classifier; link: per-pair scores "
+                   "(source,target,score) of a link predictor, with --members and "
+                   "--non-members edge files (two node ids per row); graph: one row per graph "
+                   "id of a graph classifier (graph_id,label,class scores...).",
     rich_help_panel=SCORES)]
 
 
@@ -45,19 +47,28 @@ def audit_scores(
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
     task: ScoresTask = "node",
 ) -> None:
-    """Audit a model from its exported per-node scores.
+    """Audit a model from its exported per-node (or, with --task link, per-pair) scores.
 
     The split is --members and --non-members (default: every other scored node).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    if task not in ("node", "link", "graph"):
+        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node, link or graph")
     if task == "graph":
         run = run_graph_scores_audit(scores, scores_output, labels, score_ids,
                                      o.MembershipFiles(members, non_members), attack, suite,
                                      param, n_bootstrap, seed, output)
         output.publish(run.report)
         return
-    if task != "node":
-        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node or graph")
+    if task == "link":
+        from graphleaks.cli.audit_link_scores import run_link_scores_audit
+
+        run = run_link_scores_audit(
+            scores, scores_output, o.MembershipFiles(members, non_members),
+            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output,
+            unused={"--labels": labels, "--score-ids": score_ids})
+        output.publish(run.report)
+        return
     run = run_scores_audit(scores, scores_output, labels, score_ids,
                            o.MembershipFiles(members, non_members),
                            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)

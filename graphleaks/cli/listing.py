@@ -41,17 +41,27 @@ def source_digest() -> str:
 def _build_catalogue() -> dict[str, dict[str, str]]:
     """Rows of every kind, from the registries themselves (imports torch)."""
     from graphleaks.attacks import registry as attacks
+    from graphleaks.attacks.edge_membership import edge_registry
     from graphleaks.data.datasets import datasets
+    from graphleaks.data.graphsets.named import GRAPH_SET_CATALOGUE
     from graphleaks.models.gnn import ARCHITECTURES
 
+    # each row ends with the target kind it audits: node classifiers, or (issue 25) link
+    # predictors, whose edge-membership attacks have their own registry
+    edge_rows = {n: f"[{edge_registry.get(n).task.value}] "
+                    f"{edge_registry.get(n).threat_model.describe()}; needs="
+                    + ",".join(sorted(c.value for c in edge_registry.get(n)().needs()))
+                    + f"; target={edge_registry.get(n).target_kind}"
+                 for n in edge_registry.names()}
     return {
-        "attacks": {n: f"[{attacks.get(n).task.value}] "
-                       f"{attacks.get(n).threat_model.describe()}; needs="
-                       + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
-                    for n in attacks.names()}
-                   | _graph_attack_rows(),
+        "attacks": {**{n: f"[{attacks.get(n).task.value}] "
+                          f"{attacks.get(n).threat_model.describe()}; needs="
+                          + ",".join(sorted(c.value for c in attacks.get(n)().needs()))
+                          + "; target=node"
+                       for n in attacks.names()}, **edge_rows, **_graph_attack_rows()},
         "defenses": _defense_rows(),
-        "datasets": {n: datasets.get(n).description for n in datasets.names()},
+        "datasets": {**{n: datasets.get(n).description for n in datasets.names()},
+                     **GRAPH_SET_CATALOGUE},
         "architectures": {a: "" for a in ARCHITECTURES},
     }
 
@@ -62,21 +72,23 @@ def _graph_attack_rows() -> dict[str, str]:
 
     return {n: f"[{graph_registry.get(n).task.value}] "
                f"{graph_registry.get(n).threat_model.describe()}; "
-               f"paper={graph_registry.get(n).paper}; target=graph classifier"
+               f"paper={graph_registry.get(n).paper}; target=graph"
             for n in graph_registry.names()}
 
 
 def _defense_rows() -> dict[str, str]:
-    """Each defense's unit and the tasks it trains (node classifiers, link predictors)."""
+    """Each defense's unit and the tasks it trains (node and graph classifiers, link
+    predictors)."""
     from graphleaks.defenses import registry as defenses
+    from graphleaks.defenses.graph_base import graph_registry
     from graphleaks.defenses.link import link_registry
 
+    tables = (("node", defenses), ("link", link_registry), ("graph", graph_registry))
     rows: dict[str, str] = {}
-    for n in sorted(set(defenses.names()) | set(link_registry.names())):
-        tasks = [t for t, reg in (("node", defenses), ("link", link_registry))
-                 if n in reg.names()]
-        cls = defenses.get(n) if "node" in tasks else link_registry.get(n)
-        rows[n] = f"unit={cls.privacy_unit.value}; tasks={','.join(tasks)}"
+    for n in sorted(set().union(*(reg.names() for _, reg in tables))):
+        owners = [(t, reg.get(n)) for t, reg in tables if n in reg.names()]
+        units = dict.fromkeys(cls.privacy_unit.value for _, cls in owners)
+        rows[n] = f"unit={'/'.join(units)}; tasks={','.join(t for t, _ in owners)}"
     return rows
 
 

@@ -199,6 +199,73 @@ class AuditBudgets:
         return [registry.get(a).name for a in self.attacks]
 
 
+QueryBudgets = Annotated[str | None, typer.Option(
+    "--query-budgets", help="Also measure leakage against queries: LinkTeller and the "
+                            "label-only MIA re-run at each of these query budgets per attack "
+                            "(comma-separated, increasing, e.g. 100,1000,10000); the report "
+                            "gets AUC and TPR@1%FPR with intervals per budget and the smallest "
+                            "budget reaching each risk level.", rich_help_panel=BUDGETS)]
+
+
+@dataclass(frozen=True)
+class QueryCurveChoice:
+    """The query-budget grid of the leakage-against-queries curves (none by default)."""
+
+    budgets: tuple[int, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str | None) -> QueryCurveChoice:
+        """The record of ``--query-budgets``, checked before any work.
+
+        Raises:
+            InvalidConfigError: For a budget that is not a positive integer, or a grid that
+                does not increase.
+        """
+        if text is None:
+            return cls()
+        from graphleaks.report.query_curves import parse_budgets
+
+        return cls(parse_budgets(text))
+
+    def curve_attacks(self, names: list[str] | None) -> list[str] | None:
+        """The curve attacks among the attacks asked for (None: every curve attack).
+
+        Raises:
+            InvalidConfigError: When attacks are named and none of them has a curve.
+        """
+        if not self.budgets or names is None:
+            return None
+        from graphleaks.report.query_curves import CURVE_ATTACK_NAMES
+
+        chosen = [n for n in names if n in CURVE_ATTACK_NAMES]
+        if not chosen:
+            raise InvalidConfigError(
+                "--query-budgets draws curves for " + ", ".join(CURVE_ATTACK_NAMES)
+                + ", and none of them is among the --attack ones; add --attack linkteller or "
+                "--attack label_only_mia, or drop --query-budgets")
+        return chosen
+
+    def add_curves(self, report: AuditReport, target: Any, *, names: list[str] | None,
+                   budgets: AuditBudgets, suite: Any, params: dict[str, Any],
+                   exposed: Any = None, defense_aware: bool = True) -> None:
+        """Run the curves on ``target`` and record them (and the grid) in ``report.config``.
+
+        Nothing is recorded without a grid, so such a report is unchanged.
+        """
+        if not self.budgets:
+            return
+        from graphleaks.audit.query_curve import query_curve
+        from graphleaks.report.query_curves import CONFIG_KEY
+
+        kwargs = {} if exposed is None else {"exposed": exposed}
+        curves = query_curve(target, self.curve_attacks(names), budgets=self.budgets,
+                             seed=budgets.seed, n_bootstrap=budgets.n_bootstrap, suite=suite,
+                             params=params, view=budgets.query_graph,
+                             defense_aware=defense_aware, **kwargs)
+        report.config["query_budgets"] = list(self.budgets)
+        report.config[CONFIG_KEY] = curves.to_dict()
+
+
 # ---------------------------------------------------------------- target, defense, adversary
 
 Arch = Annotated[str | None, typer.Option(
@@ -375,6 +442,12 @@ Mlflow = Annotated[bool, typer.Option(
     "--mlflow", help="Log parameters, metrics with intervals, the ledger and the report files "
                      "to MLflow (MLFLOW_TRACKING_URI; needs graphleaks\\[mlflow]).",
     rich_help_panel=OUTPUT)]
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray", metavar="ADDRESS", help="Train the audit's reference and shadow models as Ray "
+                                     "tasks on the running cluster at ADDRESS (HOST:PORT of "
+                                     "`ray start --head`); the report is the one a local run "
+                                     "writes. Needs graphleaks\\[ray] on every node.",
+    rich_help_panel=BUDGETS)]
 Verbose = Annotated[bool, typer.Option(
     "-v", "--verbose", help="Log progress to stderr.", rich_help_panel=OUTPUT)]
 DEFAULT_OUT = Path("graphleaks-report")

@@ -45,10 +45,24 @@ def train(
     seed: Seed = 0,
     verbose: Verbose = False,
     task: Annotated[str, typer.Option(
-        help="node (a node classifier) or link (a link predictor: pair scores, edge "
-             "membership).")] = "node",
+        help="node (a node classifier), link (a link predictor: pair scores, edge "
+             "membership) or graph (graph classification: --dataset solubility, motif or a "
+             "TU name, or --graphs FILE; defenses none, dp_sgd).")] = "node",
+    graphs: Annotated[Path | None, typer.Option(
+        help="--task graph: a molecule file (.smi/.smiles or .sdf, needs "
+             "graphleaks[molecules]).")] = None,
+    on_invalid: Annotated[str | None, typer.Option(
+        help="--task graph with --graphs: refuse (default) or skip a molecule RDKit cannot "
+             "parse.")] = None,
 ) -> None:
     """Train a target on a dataset and save it as a model bundle."""
+    if task == "graph" or graphs is not None or on_invalid is not None:
+        from graphleaks.cli.train_graph import train_graph
+
+        return train_graph(ctx, task=task, out=out, dataset=dataset, data_root=data_root,
+                           graphs=graphs, on_invalid=on_invalid, arch=arch, defense=defense,
+                           train_frac=train_frac, epochs=epochs, epsilon=epsilon, delta=delta,
+                           overwrite=overwrite, seed=seed, verbose=verbose)
     from graphleaks._outputs import BUNDLE, check_output_dir
     from graphleaks._validation import validate
     from graphleaks.audit.runner import train_target
@@ -65,7 +79,7 @@ def train(
     if task not in ("node", "link"):
         from graphleaks.errors import InvalidConfigError
 
-        raise InvalidConfigError(f"--task must be node or link; got {str(task)[:20]!r}")
+        raise InvalidConfigError(f"--task must be node, link or graph; got {str(task)[:20]!r}")
     if task == "link":
         from graphleaks.cli.train_link import train_link
 

@@ -30,7 +30,7 @@ __all__ = ["RANDOM_MEMBER_UNITS", "TESTED_UNITS", "EpsilonBound", "clopper_pears
 #: The privacy unit each task's challenge tests: a membership challenge includes or excludes
 #: one node, a link challenge one edge.
 TESTED_UNITS: dict[str, str] = {"membership": "node", "link": "edge",
-                                 "graph_membership": "graph"}
+                                 "graph_membership": "graph", "edge_membership": "edge"}
 
 #: Units whose challenge draws its positives at random from the candidates (the audit
 #: picks the members), as the bound's first assumption needs. A link challenge's positives

@@ -194,6 +194,11 @@ class _NormalizedAdjacency:
     def __deepcopy__(self, memo: dict[int, Any]) -> _NormalizedAdjacency:
         return _NormalizedAdjacency()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickled model (one trained in a Ray task, say) travels without its cache: weak
+        # references do not pickle, and the cache is rebuilt from the graph on first use.
+        return vars(_NormalizedAdjacency())
+
 
 def _normalize(edge_index: torch.Tensor, num_nodes: int, dtype: torch.dtype
                ) -> tuple[torch.Tensor, torch.Tensor]:

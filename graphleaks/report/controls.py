@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from graphleaks.report.report import AuditReport
 
 MEMBERSHIP, LINK, ATTRIBUTE, RECONSTRUCTION = "membership", "link", "attribute", "reconstruction"
+#: Membership of a training edge of a link predictor: membership inference in the edge unit.
+EDGE_MEMBERSHIP = "edge_membership"
 _INFERS_DATA = (LINK, ATTRIBUTE, RECONSTRUCTION)
 #: whole-graph membership (graph classifiers) tests the membership controls
 GRAPH_MEMBERSHIP = "graph_membership"
@@ -85,17 +87,17 @@ CONTROLS: tuple[Control, ...] = (
     Control("EU-AI-Act-Art-15(5)", "EU AI Act", "Art. 15(5)",
             "measures against attacks exploiting AI-specific vulnerabilities: confidentiality "
             "attacks",
-            (MEMBERSHIP, GRAPH_MEMBERSHIP, *_INFERS_DATA),
+            (MEMBERSHIP, GRAPH_MEMBERSHIP, EDGE_MEMBERSHIP, *_INFERS_DATA),
             "https://eur-lex.europa.eu/eli/reg/2024/1689/oj",
             "data poisoning, model poisoning, adversarial examples (model evasion) and model "
             "flaws, also named in Art. 15(5), are not tested by graphleaks"),
     Control("OWASP-AITG-MOD-04", _OWASP, "AITG-MOD-04", "testing for membership inference",
-            (MEMBERSHIP, GRAPH_MEMBERSHIP), _OWASP_URL),
+            (MEMBERSHIP, GRAPH_MEMBERSHIP, EDGE_MEMBERSHIP), _OWASP_URL),
     Control("OWASP-AITG-MOD-05", _OWASP, "AITG-MOD-05", "testing for inversion attacks",
             _INFERS_DATA, _OWASP_URL),
     Control("NIST-AI-100-2-membership-inference", _NIST, "membership inference",
             "privacy attack: membership inference",
-            (MEMBERSHIP, GRAPH_MEMBERSHIP), _NIST_URL),
+            (MEMBERSHIP, GRAPH_MEMBERSHIP, EDGE_MEMBERSHIP), _NIST_URL),
     Control("NIST-AI-100-2-data-reconstruction", _NIST, "data reconstruction",
             "privacy attack: data reconstruction (here: edges and attributes of the "
             "training graph)", _INFERS_DATA, _NIST_URL),

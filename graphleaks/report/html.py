@@ -478,6 +478,9 @@ def render_html(
                                 "target test accuracy (right) against the privacy budget ε.",
                                 "privacy-utility trade-off"))
     body.append(_risk_section(report))
+    from graphleaks.report.query_curves import render_query_curves_html
+
+    body.append(render_query_curves_html(report.config))
     body.append("<h2>Attack details</h2>")
     body.append(_attack_details(report))
     body.append(render_controls_html(report))

@@ -204,6 +204,9 @@ def render_markdown(report: AuditReport) -> str:
             lines.append(f"- {note}")
         lines.append("")
     lines.append(render_slices_markdown(report))
+    from graphleaks.report.query_curves import render_query_curves_markdown
+
+    lines += render_query_curves_markdown(report.config)
     from graphleaks.report.controls import render_controls_markdown
 
     lines += render_controls_markdown(report)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 #: What the positives and negatives of each task are.
 SIDE_LABELS = {"membership": ("members", "non-members"), "link": ("edges", "non-edges"),
                "reconstruction": ("edges", "non-edges"),
+               "edge_membership": ("member edges", "non-member pairs"),
                "attribute": ("nodes with known attribute", "nodes with unknown attribute"),
                "graph_membership": ("member graphs", "non-member graphs")}
 

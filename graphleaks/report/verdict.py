@@ -56,6 +56,7 @@ from typing import Any, Protocol
 
 from graphleaks._display import fmt_figure as _f
 from graphleaks.privacy.ledger import PrivacyLedger
+from graphleaks.report.query_curves import assumed_budget
 from graphleaks.report.records import (
     AttackMetrics,
     CanaryAudit,
@@ -68,6 +69,12 @@ from graphleaks.threat import ThreatModel
 RISKS = ("membership", "edges", "attributes", "reconstruction")
 #: The risks of a graph-classification audit (whole graphs are the records).
 GRAPH_RISKS = ("graph membership",)
+#: The risk of a link predictor's training edges (issue 25). Not in :data:`RISKS`: a node
+#: audit never gets this line; a link audit gets it from its edge-membership attacks (and a
+#: "not assessed" line when none ran, see :func:`verdict_of`'s ``risks``).
+EDGE_MEMBERSHIP_RISK = "edge membership"
+#: The risks of a link-prediction audit (``report.config["task"] == "link"``).
+LINK_RISKS = (EDGE_MEMBERSHIP_RISK,)
 #: (level, TPR@1%FPR upper bound, AUC upper bound), checked from the top.
 BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
     ("severe", 0.20, 0.85), ("high", 0.05, 0.70), ("low", 0.02, 0.55))
@@ -75,7 +82,8 @@ BINARY_THRESHOLDS: tuple[tuple[str, float, float], ...] = (
 GAIN_THRESHOLDS: tuple[tuple[str, float], ...] = (("severe", 0.30), ("high", 0.15),
                                                   ("low", 0.05))
 _RISK_OF_TASK = {"membership": "membership", "link": "edges", "attribute": "attributes",
-                 "reconstruction": "reconstruction", "graph_membership": "graph membership"}
+                 "reconstruction": "reconstruction", "graph_membership": "graph membership",
+                 "edge_membership": EDGE_MEMBERSHIP_RISK}
 #: The graphleaks defense whose privacy unit covers each risk, for a risk the target's
 #: ledger leaves open.
 DEFENSE_ADVICE = {
@@ -83,11 +91,13 @@ DEFENSE_ADVICE = {
     "edges": ("gap_edp", "edge-level DP"),
     "reconstruction": ("gap_edp", "edge-level DP (the structure the model encodes)"),
     "attributes": ("lpgnn", "local DP on node features"),
-    "graph membership": ("graph_dp_sgd", "per-graph DP-SGD (graph unit)"),
+    "graph membership": ("dp_sgd", "per-graph DP-SGD (graph unit)"),
+    EDGE_MEMBERSHIP_RISK: ("dp_sgd", "DP-SGD over edges (per-edge clipping)"),
 }
 #: The privacy unit whose guarantee bounds each risk.
 RISK_UNIT = {"membership": "node", "edges": "edge", "reconstruction": "edge",
-             "attributes": "node_feature", "graph membership": "graph"}
+             "attributes": "node_feature", "graph membership": "graph",
+             EDGE_MEMBERSHIP_RISK: "edge"}
 #: Risk units each ledger unit covers (node-level DP covers a node's edges and features).
 LEDGER_COVERS = {
     "node": ("node", "edge", "node_feature"),
@@ -118,6 +128,11 @@ PIPELINE_ADVICE = {
                          "Opacus' hooks mix a batch's graphs in message passing), or stronger "
                          "regularisation and early stopping; then re-audit the retrained "
                          "model."),
+    EDGE_MEMBERSHIP_RISK: (
+        "In your own training loop: DP-SGD over edges (clip each training edge's gradient, "
+        "with an encoder whose message passing does not reuse the edges, or a private "
+        "aggregation), or fewer epochs and stronger regularisation; drop queried pairs from "
+        "the served graph if a known interaction need not be visible; then re-audit."),
 }
 #: Fewest positives and negatives an attack needs before the verdict grades it. LinkTeller's
 #: ``auto`` sampler sizes its sample to reach it (``attacks._pairs.MIN_GRADED_POSITIVES``,
@@ -383,7 +398,8 @@ def _coverage(risk: str, ctx: TargetContext, artefact: str | None) -> str:
 
 
 def _train_cmd(defense: str, epsilon: float, risk: str = "") -> str:
-    task = "--task graph " if risk == "graph membership" else ""
+    task = {"graph membership": "--task graph ", EDGE_MEMBERSHIP_RISK: "--task link "}.get(
+        risk, "")
     return (f"graphleaks train {task}--defense {defense} --epsilon {epsilon:g} --out model-dp, "
             "then graphleaks audit --bundle model-dp")
 
@@ -531,10 +547,10 @@ def compute_verdict(
     artefacts = {a.attack: art for a in report.attacks
                  if (art := artefact_of(a.attack, [o.value for o in a.threat_model.outputs],
                                          a.config)) is not None}
-    risks = GRAPH_RISKS if report.config.get("task") == "graph" else RISKS
     lines = verdict_of([(a.attack, a.task, a.metrics.readings()) for a in report.attacks],
                        sweep_rows=sweep_rows, context=context_of(report), artefacts=artefacts,
-                       risks=risks)
+                       risks=GRAPH_RISKS if report.config.get("task") == "graph" else
+                       LINK_RISKS if report.config.get("task") == "link" else RISKS)
     first = uninformative_line(report)
     return [first, *lines] if first is not None else lines
 
@@ -549,8 +565,8 @@ def verdict_of(
     """The verdict of ``(attack, task, readings)`` triples; see :func:`compute_verdict`.
 
     ``artefacts`` maps an attack to what it measured when that is not the model. ``risks``
-    are the lines shown even when no attack of them ran (a graph audit's:
-    :data:`GRAPH_RISKS`).
+    are the lines shown even when no attack of them ran (a graph audit's
+    :data:`GRAPH_RISKS`, a link audit's :data:`LINK_RISKS`).
     """
     ctx = context or TargetContext()
     artefacts = artefacts or {}
@@ -561,7 +577,7 @@ def verdict_of(
         if lv is not None:
             by_risk.setdefault((risk_of(lv.attack, task), artefacts.get(name)), []).append(
                 (lv, readings))
-    order = {r: i for i, r in enumerate((*RISKS, *GRAPH_RISKS))}
+    order = {r: i for i, r in enumerate(dict.fromkeys((*risks, *RISKS, *GRAPH_RISKS)))}
     out: list[RiskVerdict] = []
     for (risk, artefact), items in sorted(by_risk.items(), key=lambda kv: (
             order.get(kv[0][0], len(order)), kv[0][1] is not None, kv[0][1] or "")):
@@ -609,6 +625,7 @@ def verdict_notes(report: GradedReport) -> list[str]:
         elif lv.level == "miscalibrated":
             notes.append(f"{a.attack} is miscalibrated ({lv.basis}); re-run with --suite "
                          "thorough before reading it")
+    notes += query_budget_notes(report.config)
     ctx = context_of(report)
     skipped_canary = report.config.get("canary_audit_skipped")
     if isinstance(skipped_canary, str):
@@ -621,6 +638,32 @@ def verdict_notes(report: GradedReport) -> list[str]:
     elif ctx.origin == "scores":
         notes.append("audited ε not measured: a scores-only audit cannot retrain the model; "
                      "audit the model itself (--model) or train it here with --canary-audit")
+    return notes
+
+
+def query_budget_notes(config: Mapping[str, Any]) -> list[str]:
+    """The budget the verdict assumed and, per query-budget curve, the smallest budget at
+    which each level is reached; none for an audit without a budget or curves (its report
+    stays as it was)."""
+    from graphleaks.report.query_curves import CONFIG_KEY, curves_of
+
+    queries = config.get("queries")
+    if config.get(CONFIG_KEY) is None and not (isinstance(queries, Mapping)
+                                               and queries.get("budget") is not None):
+        return []
+    notes = [f"query budget: {assumed_budget(config)}"]
+    curves = curves_of(config)
+    if curves is None:
+        return notes
+    for c in curves.curves:
+        if c.skipped:
+            notes.append(f"{c.attack} has no query-budget curve: {c.skipped}")
+            continue
+        top = f"{curves.budgets[-1]:,}"
+        reached = "; ".join(f"{lv} from {b:,} queries" if b is not None
+                            else f"{lv} not reached within {top}"
+                            for lv, b in c.levels_reached().items())
+        notes.append(f"{c.attack} ({c.risk}) against queries: {reached}")
     return notes
 
 
@@ -657,6 +700,7 @@ def render_verdict_markdown(report: GradedReport) -> str:
                      f"{v.coverage or '–'} | {v.advice} |")
     lines += ["", "Levels use the upper 95% confidence bound of TPR@1%FPR and AUC (accuracy "
               "gain for attributes); thresholds are in the README.", ""]
+    lines += [f"Query budget: {assumed_budget(report.config)}.", ""]
     lines += _audited_lines(report)
     notes = verdict_notes(report)
     if notes:
@@ -696,6 +740,7 @@ def render_verdict_html(report: GradedReport) -> str:
     out.append("</table><p class=\"sub\">Levels use the upper 95% confidence bound of "
                "TPR@1%FPR and AUC (accuracy gain over the majority baseline for attributes); "
                "thresholds are documented in the README.</p>")
+    out.append(f'<p class="sub">Query budget: {e(assumed_budget(report.config))}.</p>')
     audited = [x for x in _audited_lines(report) if x]
     if audited:
         out.append("<p>" + "<br>".join(e(x.replace("**", "")) for x in audited) + "</p>")

@@ -17,6 +17,7 @@ gives every mode every option it lacks.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import logging
 from collections.abc import Callable, Iterator
@@ -268,6 +269,12 @@ CASES: dict[str, dict[str, Case]] = {
         "--canary-attack": rec(lambda f: {"--canary-audit": "edge", "--canaries": "40",
                                           "--canary-attack": "influence"},
                                lambda r: r["canary_audits"][0]["attack"] == "influence"),
+        # fan-out needs a cluster (tests/test_executor_ray.py): here, one that is not there
+        "--ray": refused(lambda f: {"--ray": "127.0.0.1:1"},
+                         "no Ray cluster answers there" if importlib.util.find_spec("ray")
+                         else "--ray needs Ray"),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_output_cases(),
     },
     "model": {
@@ -290,6 +297,8 @@ CASES: dict[str, dict[str, Case]] = {
                              _cfg("non_members", "n2.txt")),
         "--population": rec(lambda f: {"--population": f["pop2.txt"], "--attack": "shadow_mia"},
                             _cfg("population", "pop2.txt")),
+        "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
+                               _cfg("query_budgets", [3, 9])),
         **_budget_cases(),
         **_output_cases(),
     },
@@ -298,6 +307,7 @@ CASES: dict[str, dict[str, Case]] = {
                          lambda r: r["config"]["members"].endswith("m2.txt")),
         "--non-members": rec(lambda f: {"--non-members": f["n2.txt"]},
                              lambda r: r["config"]["non_members"].endswith("n2.txt")),
+        # --task link reads pair scores and edge files (tests/audit/test_link_scores_only.py)
         "--scores-output": rec(lambda f: {"--scores-output": "logits"},
                                _cfg("scores_output", "logits")),
         "--labels": rec(lambda f: {"FILE": f["scores.npy"], "--labels": f["score_labels.txt"]},

@@ -67,7 +67,7 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, args, match):
 
 
 def test_unknown_task_refused(tmp_path):
-    r = runner.invoke(app, ["train", "--task", "graph", "--out", str(tmp_path / "b")])
+    r = runner.invoke(app, ["train", "--task", "hypergraph", "--out", str(tmp_path / "b")])
     assert r.exit_code == 2 and "--task" in r.output
     assert not (tmp_path / "b").exists()
 

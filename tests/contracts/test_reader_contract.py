@@ -318,6 +318,36 @@ def _scores_plant(suffix: str) -> Callable[[Path], tuple[Path, dict[str, Any]]]:
     return plant
 
 
+_PAIRS = np.array([[0, 1], [2, 5], [7, 3]], dtype=np.int64)
+_PAIR_SCORES = np.array([0.25, -1.5, 3.125])
+
+
+def _pair_scores(suffix: str) -> Callable[[Path], tuple[Path, Any, dict[str, Any]]]:
+    def write(d: Path) -> tuple[Path, Any, dict[str, Any]]:
+        path = d / f"pair_scores{suffix}"
+        if suffix == ".npz":
+            np.savez(path, source=_PAIRS[:, 0], target=_PAIRS[:, 1], score=_PAIR_SCORES)
+        else:
+            path.write_text("source,target,score\n" + "\n".join(
+                f"{a},{b},{float(v)!r}" for (a, b), v in zip(_PAIRS, _PAIR_SCORES,
+                                                            strict=True)))
+        return path, (_PAIRS, _PAIR_SCORES), {}
+
+    return write
+
+
+def _pair_scores_plant(suffix: str) -> Callable[[Path], tuple[Path, dict[str, Any]]]:
+    def plant(d: Path) -> tuple[Path, dict[str, Any]]:
+        path = d / f"pair_scores{suffix}"
+        if suffix == ".npz":  # the required 'score' array is missing; a secret one is not
+            np.savez(path, source=_PAIRS[:, 0], target=_PAIRS[:, 1], **{SECRET: _PAIR_SCORES})
+            return path, {}
+        path.write_text(f"source,target,score\n0,1,{SECRET}\n")
+        return path, {}
+
+    return plant
+
+
 _VECTORS = np.array([[0.5, -1.25, 2.0], [1.0, 0.0, -0.5]], dtype=np.float32)
 
 
@@ -407,6 +437,9 @@ SAMPLES: dict[tuple[str, str], Sample] = {
     ("score file", "npz"): Sample(_scores(".npz"), _scores_plant(".npz")),
     ("score file", "npy"): Sample(_scores(".npy"), _scores_plant(".npy")),
     ("score file", "table"): Sample(_scores(".csv"), _scores_plant(".csv"), text_lines=True),
+    ("pair score file", "npz"): Sample(_pair_scores(".npz"), _pair_scores_plant(".npz")),
+    ("pair score file", "table"): Sample(_pair_scores(".csv"), _pair_scores_plant(".csv"),
+                                         text_lines=True),
     ("embedding file", "npy"): Sample(_embeddings("npy"), _embeddings_plant("npy")),
     ("embedding file", "word2vec_binary"): Sample(_embeddings("bin"), _embeddings_plant("bin"),
                                                   needs=("gensim",)),
@@ -504,6 +537,17 @@ def _score_file(path: Path, **options: Any) -> Any:
     return load_scores(path, **options)
 
 
+def _pair_score_file(path: Path, **options: Any) -> Any:
+    from graphleaks.data.pair_score_files import load_pair_scores
+
+    return load_pair_scores(path, **options)
+
+
+def _same_pair_scores(ps: Any, expected: tuple[np.ndarray, ...], tmp: Path) -> None:
+    np.testing.assert_array_equal(ps.pairs, expected[0])
+    np.testing.assert_array_equal(ps.scores, expected[1])
+
+
 def _embedding_file(path: Path, **options: Any) -> Any:
     from graphleaks.models.embeddings import load_embeddings
 
@@ -537,6 +581,7 @@ HARNESSES: dict[str, tuple[Callable[..., Any], Callable[[Any, Any, Path], None]]
     "state_dict file": (_public(_state_dict_file), _same_tensors),
     "node-id file": (_public(_node_ids), _same_arrays),
     "score file": (_public(_score_file), _same_scores),
+    "pair score file": (_public(_pair_score_file), _same_pair_scores),
     "embedding file": (_public(_embedding_file), _same_arrays),
     "graph-set file": (_public(_graph_set_file), _same_molecules),
 }
