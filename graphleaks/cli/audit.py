@@ -98,6 +98,14 @@ def run_target_audit(
     from graphleaks.plugins import architecture_owner
 
     the_suite = get_suite(budgets.suite)  # bad names fail before any work
+    if bundle is not None:  # a link or graph bundle is audited with its own task's attacks
+        from graphleaks.cli.audit_task_bundle import bundle_task_or_none, run_task_bundle_audit
+
+        task = bundle_task_or_none(bundle)
+        if task in ("link", "graph"):
+            return run_task_bundle_audit(bundle, task, graph_source, budgets, training,
+                                         defense, adversary, sweep_results, canary, output,
+                                         curves, ray_address=ray_address)
     if bundle is not None:
         given = training.given() + defense.given() + (["--canary-audit"] if canary.units
                                                       else [])
