@@ -59,6 +59,7 @@ from graphleaks.attacks.base import (
     ThreatModel,
 )
 from graphleaks.metrics.binary import auc
+from graphleaks.models.gnn import _NormalizedAdjacency
 from graphleaks.seeding import Rngs, torch_seeded
 
 
@@ -91,18 +92,32 @@ class GraphReconstructionConfig:
 
 
 class _GAE(nn.Module):
+    """Two GCN layers (no bias) as sparse products with one normalised adjacency.
+
+    The layers stay PyG ``GCNConv`` modules, so the parameters, their Glorot draw and the
+    state dict are those of PyG's GAE, but they run as :class:`~graphleaks.models.gnn.GNN`
+    runs its GCN layers: ``Â = D^-1/2 (A + I) D^-1/2`` built once as CSR (with ``Âᵀ`` for
+    the backward pass) instead of a gather/scatter message pass per layer and epoch. The
+    input is constant, so the first layer is ``(Â X) W₁`` with ``Â X`` computed once: no
+    sparse product in the first layer, forward or backward. Both equal ``GCNConv`` up to
+    float rounding (``tests/attacks/test_graph_reconstruction.py``).
+    """
+
     def __init__(self, in_dim: int, hidden: tuple[int, int]) -> None:
         super().__init__()
-        # The graph never changes during an attack: normalise it once, not on every pass.
-        self.c1 = GCNConv(in_dim, hidden[0], bias=False, cached=True)
-        self.c2 = GCNConv(hidden[0], hidden[1], bias=False, cached=True)
+        self.c1 = GCNConv(in_dim, hidden[0], bias=False)
+        self.c2 = GCNConv(hidden[0], hidden[1], bias=False)
+        self._adjacency = _NormalizedAdjacency()
 
     def forward(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
-        return self.c2(torch.relu(self.c1(x, edge_index)), edge_index)
+        h = torch.relu(self.c1.lin(self._adjacency.propagated(edge_index, x)))
+        return self._adjacency(edge_index, self.c2.lin(h))
 
 
 def _decode(z: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
-    return (z[pairs[:, 0]] * z[pairs[:, 1]]).sum(1)
+    # index_select, not z[idx]: the same values, and its backward is an index_add rather
+    # than an accumulating index_put (2.4x faster forward + backward at 100k nodes)
+    return (z.index_select(0, pairs[:, 0]) * z.index_select(0, pairs[:, 1])).sum(1)
 
 
 class GraphReconstruction(Attack):

@@ -4,7 +4,7 @@ import scipy.sparse as sp
 import torch
 
 from graphleaks.attacks.base import Output
-from graphleaks.attacks.gbase_mia import GBASEMIA, ball, batched_pairs, loss_gaps
+from graphleaks.attacks.gbase_mia import GBASEMIA, ball, balls, batched_pairs, loss_gaps
 from graphleaks.attacks.harness import run_attack
 from graphleaks.errors import CapabilityError
 from graphleaks.metrics import binary_metrics
@@ -170,3 +170,86 @@ def test_tuned_scale_is_recorded_and_scores_as_that_fixed_scale(trained_target):
     assert a in SCALE_GRID
     fixed = run_attack(GBASEMIA(offline_scale=a, **kw), trained_target, seed=0)
     np.testing.assert_allclose(tuned.scores, fixed.scores)
+
+
+def _ball_per_centre(adj, allowed, v, hops):
+    """The former ball: one search per centre with a fresh N-sized visited array and a
+    Python loop over the frontier's rows (the reference for equivalence)."""
+    seen = np.zeros(adj.shape[0], dtype=bool)
+    seen[v] = True
+    order = [np.array([v])]
+    frontier = order[0]
+    for _ in range(hops):
+        if not len(frontier):
+            break
+        nbrs = np.unique(np.concatenate([adj.indices[adj.indptr[u]:adj.indptr[u + 1]]
+                                         for u in frontier]))
+        nbrs = nbrs[allowed[nbrs] & ~seen[nbrs]]
+        seen[nbrs] = True
+        order.append(nbrs)
+        frontier = nbrs
+    return np.concatenate(order)
+
+
+@pytest.mark.parametrize("hops", [0, 1, 2, 4])
+def test_balls_equal_per_centre_search(hops):
+    """Every centre's ball, searched together, equals its own search: nodes, order, dtype."""
+    from graphleaks.data import csbm
+
+    g = csbm(150, num_features=4, avg_degree=5, seed=2)
+    ei = g.edge_index
+    adj = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0].numpy(), ei[1].numpy())),
+                        shape=(g.num_nodes, g.num_nodes))
+    adj = ((adj + adj.T) > 0).astype(np.float64).tocsr()
+    rng = np.random.default_rng(hops)
+    for frac in (0.0, 0.4, 1.0):
+        mask = rng.random(g.num_nodes) < frac
+        centres = rng.choice(g.num_nodes, 40, replace=False)
+        centres[1] = centres[0]  # a repeated centre gets its own ball
+        got = balls(adj, mask, centres, hops)
+        want = [_ball_per_centre(adj, mask, int(v), hops) for v in centres]
+        assert len(got) == len(want)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        if frac == 1.0 and hops == 4:
+            assert max(len(b) for b in want) > 20
+    assert [len(b) for b in balls(adj, mask, np.array([], dtype=np.int64), hops)] == []
+
+
+class _NoSharing:
+    """Stands in for the models' shared-matrix tables: never finds, never keeps."""
+
+    def get(self, key, default=None):
+        return default
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def test_scores_equal_per_centre_search(trained_target, monkeypatch):
+    """G-BASE's scores with the batched search and shared normalisations equal those of one
+    search per ball and one normalisation per model, bit for bit."""
+    import graphleaks.attacks.gbase_mia as gbase
+    import graphleaks.models.gnn as gnn
+
+    built = []
+    plain = gnn._normalize
+
+    def counted(*args, **kwargs):
+        built.append(1)
+        return plain(*args, **kwargs)
+
+    monkeypatch.setattr(gnn, "_normalize", counted)
+    attack = GBASEMIA(num_references=2, ref_epochs=20, num_samples=2, chunk=16)
+    new = run_attack(attack, trained_target, seed=4).scores
+    n_new = len(built)
+    monkeypatch.setattr(gbase, "balls", lambda adj, allowed, centres, hops: [
+        _ball_per_centre(adj, allowed, int(v), hops) for v in centres])
+    monkeypatch.setattr(gnn, "_SHARED_MATRICES", _NoSharing())
+    monkeypatch.setattr(gnn, "_SHARED_PROPAGATED", _NoSharing())
+    built.clear()
+    old = run_attack(attack, trained_target, seed=4).scores
+    np.testing.assert_array_equal(new, old)
+    # three models (target and two references) see each union graph: one build, not three
+    assert n_new < len(built)

@@ -45,7 +45,13 @@ def test_point_estimates_equal_those_of_the_former_code(report) -> None:  # type
     assert sorted(golden) == sorted(a.attack for a in report.attacks)
     for a in report.attacks:
         expected = {k: v for k, v in golden[a.attack].items() if k != "methods"}
-        assert _points(a) == expected, a.attack
+        got = _points(a)
+        # The oracle threshold is a raw score, not an estimate: graph_reconstruction's GAE
+        # now runs as sparse products (issue 29), which moves its scores by float rounding
+        # (here 2e-6 relative) and leaves every metric value and ROC point the same float.
+        (acc, thr), (want_acc, want_thr) = got.pop("oracle"), expected.pop("oracle")
+        assert acc == want_acc and thr == pytest.approx(want_thr, rel=1e-5), a.attack
+        assert got == expected, a.attack
 
 
 def test_attack_and_slices_share_one_interval_method(report) -> None:  # type: ignore[no-untyped-def]

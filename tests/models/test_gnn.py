@@ -109,3 +109,36 @@ def test_gcn_wide_features_keep_the_per_call_product(graph):
         out = model(graph.x, graph.edge_index)
     assert model._adjacency._ax is None
     assert torch.allclose(out, _pyg_gcn_logits(model, graph.x, graph.edge_index), atol=1e-5)
+
+
+def test_gcn_models_share_one_normalisation_per_graph(graph):
+    """Models given the same edge tensor share Â, Âᵀ and Â X (the same objects, the same
+    outputs as a fresh build); a modified tensor is rebuilt, a dead one is let go."""
+    import gc
+
+    import graphleaks.models.gnn as gnn
+
+    gc.collect()
+    before = (len(gnn._SHARED_MATRICES), len(gnn._SHARED_PROPAGATED))
+    torch.manual_seed(0)
+    a = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(16,))).eval()
+    b = GNN(8, 3, ArchitectureSpec(arch="gcn", hidden=(16,))).eval()
+    edges, x = graph.edge_index.clone(), graph.x.clone()
+    with torch.no_grad():
+        out_a, out_b = a(x, edges), b(x, edges)
+    assert b._adjacency._matrices is a._adjacency._matrices
+    assert b._adjacency._ax is a._adjacency._ax
+    assert torch.allclose(out_a, _pyg_gcn_logits(a, x, edges), atol=1e-5)
+    assert torch.allclose(out_b, _pyg_gcn_logits(b, x, edges), atol=1e-5)
+    fresh = gnn._normalize(edges, graph.num_nodes, x.dtype)
+    for m, f in zip(a._adjacency._matrices, fresh, strict=True):
+        assert torch.equal(m.to_dense(), f.to_dense())
+    with torch.no_grad():
+        edges[1] = edges[1].flip(0)  # in place: neither model may reuse the old matrices
+        assert torch.allclose(b(x, edges), _pyg_gcn_logits(b, x, edges), atol=1e-5)
+        assert torch.allclose(a(x, edges), _pyg_gcn_logits(a, x, edges), atol=1e-5)
+    assert b._adjacency._matrices is a._adjacency._matrices
+    assert edges in gnn._SHARED_MATRICES and x in gnn._SHARED_PROPAGATED
+    del edges, x, a, b
+    gc.collect()
+    assert (len(gnn._SHARED_MATRICES), len(gnn._SHARED_PROPAGATED)) == before
