@@ -48,7 +48,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
-
 from _reference import in_units, provenance, reference_cpu  # noqa: E402
 
 TARGET_CPU_S = 600.0
@@ -190,8 +189,9 @@ def main() -> None:
         print(f"  {a['attack']}: AUC {auc}")
     train = next(r for r in ROWS if r["step"].startswith("graphleaks train"))
     total = train["cpu_s"] + audit["cpu_s"]
+    verdict = "under" if audit["cpu_s"] < TARGET_CPU_S else "OVER"
     print(f"full default audit: {audit['cpu_s']:.1f} CPU-s ({audit['cpu_s'] / 60:.2f} CPU-min) "
-          f"vs target {TARGET_CPU_S:.0f} CPU-s: {'under' if audit['cpu_s'] < TARGET_CPU_S else 'OVER'}"
+          f"vs target {TARGET_CPU_S:.0f} CPU-s: {verdict}"
           f"; training + audit {total:.1f} CPU-s ({total / 60:.2f} CPU-min); threads "
           f"{torch.get_num_threads()}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
     if args.json:

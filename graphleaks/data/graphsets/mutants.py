@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -169,7 +170,10 @@ def esol_log_solubility(smiles: str) -> float:
         DataError: For a SMILES RDKit cannot parse.
     """
     Chem = _require_rdkit("ESOL")
-    from rdkit.Chem import Crippen, Descriptors, Lipinski
+    # typed Any: RDKit's stubs do not declare these generated descriptor functions
+    Crippen: Any = importlib.import_module("rdkit.Chem.Crippen")
+    Descriptors: Any = importlib.import_module("rdkit.Chem.Descriptors")
+    Lipinski: Any = importlib.import_module("rdkit.Chem.Lipinski")
 
     with _quiet_rdkit():
         mol = Chem.MolFromSmiles(smiles)
