@@ -118,7 +118,7 @@ def task_defense(task: str, name: str, params: Mapping[str, Any], *, where: str,
                                  f"{TASK_WORDS[task]}; choose one of: "
                                  f"{', '.join(reg.names())}") from None
     typed = resolve_fields(Owner(cls.name, "defense", cls.Config), dict(params), text=text,
-                           source=f"{where} " if text else f"{where}.")
+                           source=where.split(" ")[0] + " " if text else f"{where}.")
     try:
         cls(**typed).validate()
     except (TypeError, ValueError) as exc:
@@ -200,10 +200,14 @@ def graph_cli_params(items: list[str], *, defense: str, arch: str
     for owner, fields in parse_param_items(items).items():
         o = resolve_owner(owner, owners, source="--param ")
         if o.kind == "defense":
-            _, typed = task_defense("graph", d_cls.name, fields, where="--param", text=True)
+            _, typed = task_defense("graph", d_cls.name, fields,
+                                    where=f"--param {d_cls.name}", text=True)
             dparams.update(typed)
         else:
             sparams.update(graph_spec_fields(arch, fields, text=True, source="--param "))
+    if "arch" in sparams:
+        raise InvalidConfigError(f"--param {arch}.arch: the architecture is chosen with "
+                                 "--arch; drop it")
     return dparams, sparams
 
 
