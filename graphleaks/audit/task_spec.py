@@ -117,8 +117,14 @@ def task_defense(task: str, name: str, params: Mapping[str, Any], *, where: str,
         raise InvalidConfigError(f"{where}: {str(name)[:40]!r} is not a defense of "
                                  f"{TASK_WORDS[task]}; choose one of: "
                                  f"{', '.join(reg.names())}") from None
-    typed = resolve_fields(Owner(cls.name, "defense", cls.Config), dict(params), text=text,
-                           source=where.split(" ")[0] + " " if text else f"{where}.")
+    owner = Owner(cls.name, "defense", cls.Config)
+    if text:  # --param dp_sgd.FIELD: resolve_fields names the option itself
+        typed = resolve_fields(owner, dict(params), text=True, source="--param ")
+    else:  # a spec's message names its table first, as the node spec's does
+        try:
+            typed = resolve_fields(owner, dict(params), text=False)
+        except InvalidConfigError as exc:
+            raise _wrap(where, exc) from None
     try:
         cls(**typed).validate()
     except (TypeError, ValueError) as exc:
@@ -381,9 +387,9 @@ def build_task_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> 
 
     spec = link_spec(d.name, target.arch, target.architecture, where="target.architecture")
     graph, ds = build_graph(target)
-    split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes,
-                                     EdgeSplitConfig(kind="transductive"), seed=seed)
-    return d.fit(graph, split, spec=spec, seed=seed, dataset=ds, device=device)
+    edge_split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes,
+                                          EdgeSplitConfig(kind="transductive"), seed=seed)
+    return d.fit(graph, edge_split, spec=spec, seed=seed, dataset=ds, device=device)
 
 
 def audit_task_target(target: Any, attacks: Mapping[str, Mapping[str, Any]], *, seed: int,

@@ -205,7 +205,9 @@ def _task_sweep_spec(base: AuditSpec, sw: Mapping[str, Any]) -> SweepSpec:
         if takes_eps and not eps:
             raise InvalidConfigError(f"sweep.epsilons: defense {name!r} needs at least one ε")
         for e in (eps if takes_eps else [None]):
-            params = {**dparams.get(name, {}), **({"epsilon": float(e)} if e else {})}
+            # as expand_grid builds them: the target's parameters under the sweep's
+            params = {**base.target.defense_params, **dparams.get(name, {}),
+                      **({"epsilon": float(e)} if e else {})}
             task_defense(task, name, params, where=f"sweep.defense_params.{name}")
     return SweepSpec(audit=base, defenses=tuple(dict.fromkeys(resolved)),
                      epsilons=tuple(float(e) for e in eps),

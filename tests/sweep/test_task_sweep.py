@@ -70,6 +70,10 @@ def test_a_node_grid_records_no_task() -> None:
     ({**LINK, "sweep": {"defenses": ["dp_sgd"], "epsilons": [1.0],
                         "defense_params": {"dp_sgd": {"epoch": 1}}}}, "has no parameter"),
     ({**GRAPH, "target": {**GRAPH["target"], "bundle": "b"}}, "target.bundle"),
+    # the target's defense parameters go to every swept defense: refused before any run
+    ({**GRAPH, "target": {**GRAPH["target"], "defense": "dp_sgd",
+                          "defense_params": {"max_grad_norm": 1.0}}},
+     "sweep.defense_params.none: none.max_grad_norm"),
 ])
 def test_bad_task_sweeps_refused(raw, needle) -> None:
     with pytest.raises(InvalidConfigError) as e:
