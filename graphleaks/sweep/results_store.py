@@ -329,6 +329,10 @@ def flat_row(row: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
     out["claimed_epsilon"] = (row.get("ledger") or {}).get("epsilon")
     out["train_s"], out["attack_s"] = row.get("train_s"), row.get("attack_s")
     out["error"] = row.get("error")
+    # last, so the columns before them stay where they were: the task, and a link
+    # predictor's utility (its test link AUC; it has no accuracy)
+    out["task"] = row.get("task", "node")
+    out["test_link_auc"] = util.get("test_auc")
     return out
 
 

@@ -147,3 +147,34 @@ def test_spec_audit_logs_to_mlflow(tmp_path, monkeypatch, graph_out) -> None:
     g = client.get_run(run_id)
     assert g.data.params["task"] == "graph" and g.data.params["arch"] == "gin"
     assert "graph_confidence_mia.slices.class_cycle.n_pos" in g.data.metrics
+
+
+@pytest.mark.slow  # MLflow's file store costs seconds; the spec test above covers the path
+def test_graph_bundle_audit_logs_to_mlflow(tmp_path, monkeypatch) -> None:
+    """``audit --bundle B --mlflow`` on a graph bundle logs like a node audit."""
+    mlflow = pytest.importorskip("mlflow")
+    from graphleaks.bundles import save_bundle
+    from graphleaks.data.graphsets import motif_graphs
+    from graphleaks.defenses.graph_base import graph_registry
+    from graphleaks.models.graph_classifier import GraphClassifierSpec
+    from graphleaks.models.trained_graph_target import GraphSplit
+
+    gs = motif_graphs(30, seed=0)
+    t = graph_registry.get("none")().fit(gs, GraphSplit.draw(30, seed=0), seed=0,
+                                         model=GraphClassifierSpec(hidden=4, epochs=1))
+    save_bundle(t, tmp_path / "b")
+    uri = (tmp_path / "mlruns").as_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    r = runner.invoke(app, ["audit", "--bundle", str(tmp_path / "b"), "--attack",
+                            "graph_confidence_mia", "--suite", "quick", "--n-bootstrap", "20",
+                            "--mlflow", "--quiet", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    (run,) = client.search_runs([client.get_experiment_by_name("graphleaks").experiment_id])
+    assert run.data.params["task"] == "graph" and run.data.params["arch"] == "gin"
+    rep = json.loads((tmp_path / "o" / "report.json").read_text())
+    auc = rep["attacks"][0]["metrics"]["binary"]["auc"]
+    assert run.data.metrics["graph_confidence_mia.binary.auc.ci_hi"] == pytest.approx(
+        auc["ci"][1])
+    assert "report.html" in {a.path for a in client.list_artifacts(run.info.run_id)}

@@ -92,6 +92,10 @@ def test_graph_sweep_rows_carry_the_task(tmp_path) -> None:
     assert ledgers["dp_sgd"]["unit"] == "graph"
     assert ledgers["dp_sgd"]["epsilon"] == pytest.approx(4.0, rel=1e-2)
     assert all("auc" in r["metrics"]["binary"] for r in rows)
+    from graphleaks.sweep.results_store import to_csv
+
+    head, first = to_csv(rows, ["auc"]).splitlines()[:2]
+    assert head.endswith(",task,test_link_auc") and first.endswith(",graph,")
 
 
 def _fake_ray() -> types.ModuleType:
