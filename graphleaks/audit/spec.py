@@ -95,6 +95,8 @@ class TargetSpec:
         synthetic: With ``dataset = "synthetic"``: arguments of
             :func:`graphleaks.data.synthetic.csbm` (``num_nodes``, ``seed``, ...).
         task: ``node``, ``link`` or ``graph`` (see :mod:`graphleaks.audit.task_spec`).
+        split: Link and graph targets: their split's fields (edge split kind, non-member
+            sampling...; member and validation fractions of the graphs).
     """
 
     dataset: str = "cora"
@@ -106,6 +108,7 @@ class TargetSpec:
     architecture: dict[str, Any] = field(default_factory=dict)
     synthetic: dict[str, Any] = field(default_factory=dict)
     task: str = "node"
+    split: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,7 @@ class AuditSpec:
         d.pop("source", None)
         if d["target"]["task"] == "node":  # a node spec keeps the hash it had before tasks
             d["target"].pop("task")
+            d["target"].pop("split")
         return json.loads(json.dumps(d, default=str))
 
     def hash(self) -> str:
@@ -178,6 +182,10 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     task = check_task(t.get("task", "node"), f"{where}.task")
     if task != "node":  # the link and graph tasks' own registries and model specs
         return parse_task_target(t, where, task)
+    if "split" in t:
+        raise InvalidConfigError(f"{where}.split applies to link and graph targets (task = "
+                                 "\"link\" or \"graph\"); a node target's split is "
+                                 "graphleaks' inductive default; drop it")
     dataset = _typed(t, "dataset", str, where, "cora")
     if dataset not in datasets:
         raise InvalidConfigError(f"{where}.dataset: unknown dataset {dataset!r}; choose one "

@@ -19,12 +19,17 @@ so a spec, a sweep and the command line refuse the same things with the same one
     epochs = 5
     [target.synthetic]         # dataset = "motif" only: num_graphs, num_classes
     num_graphs = 60
+    [target.split]             # train_frac (members), val_frac (early stopping)
+    train_frac = 0.5
     [attacks.graph_confidence_mia]
 
 A link target trains on a node dataset (``cora``, ``synthetic`` with ``[target.synthetic]``
-csbm arguments, the data-root sets) with a transductive edge split, as ``graphleaks train
+csbm arguments, the data-root sets) with a transductive edge split unless ``[target.split]``
+sets :class:`~graphleaks.data.edge_splits.EdgeSplitConfig` fields (``kind = "inductive"``,
+``non_member_sampling``, ``member_edges_in_inference_graph``...), as ``graphleaks train
 --task link`` does; a graph target draws half its graphs as members (validation 10% for an
-undefended target), as ``graphleaks train --task graph`` does.
+undefended target) unless ``[target.split]`` sets ``train_frac`` and ``val_frac``, as
+``graphleaks train --task graph`` does.
 
 Example:
     >>> t = parse_task_target({"task": "graph", "dataset": "motif",
@@ -274,6 +279,8 @@ def parse_task_target(raw: Any, where: str, task: str) -> TargetSpec:
                                     where=f"{where}.defense_params")
     archp = _table(t.get("architecture", {}), f"{where}.architecture")
     synth = _table(t.get("synthetic", {}), f"{where}.synthetic")
+    split = split_fields(task, _table(t.get("split", {}), f"{where}.split"), defense,
+                         where=f"{where}.split")
     if task == "graph":
         arch = _typed(t, "arch", str, where, "gin")
         archp = graph_spec_fields(str(archp.get("arch", arch)), archp, text=False,
@@ -313,7 +320,52 @@ def parse_task_target(raw: Any, where: str, task: str) -> TargetSpec:
                 raise _wrap(f"{where}.synthetic", exc) from None
     return TargetSpec(dataset=dataset, bundle=bundle, data_root=data_root, arch=arch,
                       defense=defense, defense_params=dparams, architecture=archp,
-                      synthetic=synth, task=task)
+                      synthetic=synth, task=task, split=split)
+
+
+def split_fields(task: str, raw: Mapping[str, Any], defense: str, *,
+                 where: str) -> dict[str, Any]:
+    """A ``[target.split]`` table, typed and checked: ``EdgeSplitConfig`` fields for a link
+    target, ``train_frac`` and ``val_frac`` for a graph target.
+
+    Raises:
+        InvalidConfigError: For an unknown key, a value of the wrong type or out of range.
+    """
+    if task == "link":
+        from graphleaks._params import Owner, resolve_fields
+        from graphleaks._validation import validate
+        from graphleaks.data.edge_splits import EdgeSplitConfig
+
+        # the owner is the table itself: messages read "target.split.kind ..."
+        typed = resolve_fields(Owner(where.rsplit(".", 1)[-1], "edge split", EdgeSplitConfig),
+                               raw, text=False, source=where.rpartition(".")[0] + "."
+                               if "." in where else "")
+        try:
+            validate(EdgeSplitConfig(**typed), "edge split")
+        except (TypeError, ValueError) as exc:
+            raise _wrap(where, exc) from None
+        return typed
+    _no_unknown(raw, {"train_frac", "val_frac"}, where)
+    out = {k: _typed(raw, k, (int, float), where, None) for k in raw}
+    graph_split_fracs(out, defense, where=where)
+    return {k: float(v) for k, v in out.items()}
+
+
+def graph_split_fracs(split: Mapping[str, Any], defense: str, *,
+                      where: str = "target.split") -> tuple[float, float]:
+    """``(train_frac, val_frac)`` of a graph target: ``train --task graph``'s defaults (half
+    the graphs members; 10% validation without a defense, none under DP-SGD, whose ledger
+    counts every step) under ``split``'s values.
+
+    Raises:
+        InvalidConfigError: If the fractions leave no member or no non-member.
+    """
+    train = float(split.get("train_frac", 0.5))
+    val = float(split.get("val_frac", 0.1 if defense == "none" else 0.0))
+    if not (0.0 < train < 1.0 and 0.0 <= val < 1.0 and train + val < 1.0):
+        raise InvalidConfigError(f"{where}: train_frac must be in (0, 1) and val_frac in "
+                                 f"[0, 1) with a sum below 1; got {train!r} and {val!r}")
+    return train, val
 
 
 def graph_set_ref(dataset: str, synthetic: Mapping[str, Any], *, seed: int) -> Any:
@@ -378,8 +430,8 @@ def build_task_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> 
         spec = graph_spec(d.name, target.arch, target.architecture, where="target.architecture")
         ref = graph_set_ref(target.dataset, target.synthetic, seed=seed)
         gs = ref.load(data_root=target.data_root)
-        split = GraphSplit.draw(len(gs), train_frac=0.5,
-                                val_frac=0.1 if d.name == "none" else 0.0, seed=seed)
+        train_frac, val_frac = graph_split_fracs(target.split, d.name)
+        split = GraphSplit.draw(len(gs), train_frac=train_frac, val_frac=val_frac, seed=seed)
         return train_graph_target(gs, defense=d, spec=spec, split=split, dataset=ref,
                                   seed=seed)
     from graphleaks.audit.spec import build_graph
@@ -388,7 +440,7 @@ def build_task_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> 
     spec = link_spec(d.name, target.arch, target.architecture, where="target.architecture")
     graph, ds = build_graph(target)
     edge_split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes,
-                                          EdgeSplitConfig(kind="transductive"), seed=seed)
+                                          EdgeSplitConfig(**target.split), seed=seed)
     return d.fit(graph, edge_split, spec=spec, seed=seed, dataset=ds, device=device)
 
 
@@ -449,5 +501,5 @@ def run_task_spec(spec: AuditSpec, *, device: str = "cpu",
 __all__ = ["DEFAULT_ATTACK", "TASKS", "attack_registry", "audit_task_target",
            "build_task_target", "check_task", "check_task_audit", "defense_registry",
            "graph_cli_params", "graph_set_ref", "graph_spec", "graph_spec_fields",
-           "link_spec", "parse_task_target", "run_task_spec", "task_defense",
-           "takes_epsilon"]
+           "graph_split_fracs", "link_spec", "parse_task_target", "run_task_spec",
+           "split_fields", "task_defense", "takes_epsilon"]

@@ -251,6 +251,7 @@ def expand_grid(spec: SweepSpec) -> list[Unit]:
                     a.target, defense=defense, defense_params=params))
                 if target["task"] == "node":  # a node sweep keeps its runs' config hashes
                     target.pop("task")
+                    target.pop("split")
                 runs = []
                 for attack, aparams in a.attacks.items():
                     cfg = {"target": target, "attack": attack, "attack_params": aparams,

@@ -55,6 +55,12 @@ def test_a_node_spec_keeps_its_hash() -> None:
     ({**GRAPH, "task": "edges"}, {}, "target.task must be one of node, link, graph"),
     ({**GRAPH, "defense": "dp_sgd", "defense_params": {"epsilon": -1.0}}, {},
      "target.defense_params"),
+    ({**LINK, "split": {"kind": "sideways"}}, {}, "target.split.kind must be one of"),
+    ({**LINK, "split": {"val_frac": 0.6, "test_frac": 0.5}}, {}, "target.split: "),
+    ({**GRAPH, "split": {"train_frac": 0.9, "val_frac": 0.2}}, {}, "with a sum below 1"),
+    ({**GRAPH, "split": {"kind": "inductive"}}, {}, "target.split: unknown key 'kind'"),
+    ({"dataset": "synthetic", "split": {"kind": "inductive"}}, {},
+     "target.split applies to link and graph targets"),
 ])
 def test_other_tasks_refused_in_one_line(target, attacks, needle) -> None:
     raw = {"target": target, **({"attacks": attacks} if attacks else {})}
@@ -98,3 +104,19 @@ def test_bundle_task_read_from_its_manifest(tmp_path) -> None:
     (tmp_path / "s.toml").write_text('[target]\nbundle = "b"\ntask = "link"\n')
     with pytest.raises(InvalidConfigError, match="the bundle holds a graph target"):
         load_spec(tmp_path / "s.toml")
+
+
+def test_split_tables_reach_the_targets() -> None:
+    """``[target.split]``: an inductive, degree-matched link split and a graph split's
+    member and validation fractions are the ones trained and reported."""
+    from graphleaks.audit.task_spec import run_task_spec
+
+    link = run_task_spec(parse_spec({"target": {**LINK, "split": {
+        "kind": "inductive", "non_member_sampling": "degree_matched"}},
+        "audit": {"n_bootstrap": 20}}))
+    proto = link.report.config["edge_protocol"]
+    assert (proto["kind"], proto["non_member_sampling"]) == ("inductive", "degree_matched")
+    graph = run_task_spec(parse_spec({"target": {**GRAPH, "split": {
+        "train_frac": 0.3, "val_frac": 0.2}}, "audit": {"n_bootstrap": 20}}))
+    sizes = graph.report.target.split_sizes
+    assert (sizes["train"], sizes["test"]) == (12, 20)  # of 40 graphs: 30 % members, 50 % out
