@@ -273,10 +273,11 @@ def parse_task_target(raw: Any, where: str, task: str) -> TargetSpec:
     bundle = _typed(t, "bundle", str, where, None)
     data_root = _typed(t, "data_root", str, where, None)
     dataset = _typed(t, "dataset", str, where, "solubility" if task == "graph" else "cora")
-    defense, dparams = task_defense(task, _typed(t, "defense", str, where, "none"),
-                                    _table(t.get("defense_params", {}),
-                                           f"{where}.defense_params"),
-                                    where=f"{where}.defense_params")
+    defense = task_defense(task, _typed(t, "defense", str, where, "none"), {},
+                           where=f"{where}.defense")[0]
+    _, dparams = task_defense(task, defense, _table(t.get("defense_params", {}),
+                                                    f"{where}.defense_params"),
+                              where=f"{where}.defense_params")
     archp = _table(t.get("architecture", {}), f"{where}.architecture")
     synth = _table(t.get("synthetic", {}), f"{where}.synthetic")
     split = split_fields(task, _table(t.get("split", {}), f"{where}.split"), defense,

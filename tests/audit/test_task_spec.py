@@ -45,7 +45,8 @@ def test_a_node_spec_keeps_its_hash() -> None:
 @pytest.mark.parametrize("target,attacks,needle", [
     (GRAPH, {"confidence_mia": {}}, "attacks.confidence_mia: not an attack of the graph task"),
     (LINK, {"graph_lira_mia": {}}, "attacks.graph_lira_mia: not an attack of the link task"),
-    ({**GRAPH, "defense": "edgerand"}, {}, "'edgerand' is not a defense of the graph task"),
+    ({**GRAPH, "defense": "edgerand"}, {},
+     "target.defense: 'edgerand' is not a defense of the graph task"),
     ({**LINK, "defense": "gap"}, {}, "'gap' is not a defense of the link task"),
     ({**GRAPH, "architecture": {"hidden": [64]}}, {}, "hidden is one width"),
     ({**GRAPH, "architecture": {"hiden": 4}}, {}, "target.architecture.gin.hiden"),
