@@ -64,11 +64,11 @@ def bucket_figure(report: AuditReport, keys: tuple[tuple[str, str], ...],
 
 
 def render_link_slices_html(report: AuditReport) -> str:
-    """Per-pair risk section of the HTML report: membership by endpoint-degree product (and
+    """Per-edge risk section of the HTML report: membership by endpoint-degree product (and
     item popularity), the most exposed member edges and every slice table; a note instead
     of the figure when the audit had no graph (exported scores)."""
     e = html.escape
-    out = ["<h2>Per-pair risk: membership by endpoint degree</h2><p>Leakage is not uniform "
+    out = ["<h2>Per-edge risk: membership by endpoint degree</h2><p>Leakage is not uniform "
            "over edges: slices of each attack's candidate pairs by the product of their "
            "endpoints' degrees (and the smaller and larger degree, in the tables), counted in "
            "the served graph without the candidate pairs, with 95% intervals. A slice with "

@@ -125,7 +125,7 @@ def test_api_pt2_and_scores_only_give_the_same_scores(setup, pt2_run, tmp_path):
     assert cli.config["task"] == "link" and cli.config["pairs_layout"] == "columns"
     assert cli.config["target_model"]["parameters_exposed"] is False
     assert str(d) not in (pt2_run / "report.json").read_text()  # names, not paths
-    assert "Per-pair risk" in (pt2_run / "report.html").read_text()
+    assert "Per-edge risk" in (pt2_run / "report.html").read_text()
 
 
 def test_state_dict_with_model_class_gives_the_same_scores(setup, pt2_run, tmp_path):

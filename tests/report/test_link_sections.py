@@ -50,7 +50,7 @@ def test_link_html_draws_membership_by_degree_product(link_run):
     assert any(k in slices and not slices[k].too_few for k in keys)  # something to draw
     assert bucket_figure(report, PRODUCT_KEYS, "endpoint-degree product") is not None
     section = _risk_section(report)  # the HTML report's dispatch
-    assert "Per-pair risk: membership by endpoint degree" in section
+    assert "Per-edge risk: membership by endpoint degree" in section
     assert ALT in section and "<code>degree_product" in section
     assert "Per-node risk" not in section and "leakage against degree" not in section
 
@@ -63,7 +63,7 @@ def test_link_section_never_appears_in_a_node_report():
     assert not is_link_report(node)
     section = _risk_section(node)
     assert "Per-node risk" in section
-    assert "Per-pair risk" not in section and ALT not in section
+    assert "Per-edge risk" not in section and ALT not in section
 
 
 def test_scores_only_link_report_says_why_there_is_no_figure(link_run):
