@@ -248,8 +248,10 @@ def graph_canary_audit(
             "score: sum over steps of the noised gradient sum on the canary's coordinate "
             "(white-box update projection)", guesses) + acc
         attack = "update_projection"
-        scope = ("the DP-SGD mechanism as executed (sampler, clipping, noise, composition; "
-                 "white-box: every step's noised gradient sum), not the final model alone")
+        scope = ("the DP-SGD mechanism as executed: Dirac gradient canaries drawn by its own "
+                 "Poisson sampler, scored by the projection of every noised gradient step on "
+                 "their coordinate (white-box; sampler, clipping, noise and composition, "
+                 "of which the optimiser and the final model are post-processing)")
     else:
         what = ("random-feature copies with random labels" if kind == "ood"
                 else "copies with a wrong label")
@@ -257,7 +259,8 @@ def graph_canary_audit(
                  "score: the final model's log posterior of the canary's label (black-box "
                  "loss)", guesses) + acc
         attack = "loss"
-        scope = "the trained target (one training run with the canary graphs)"
+        scope = ("the trained target: canary graphs in the input space, scored by the final "
+                 "model's loss (black-box; one training run with the canaries)")
     return CanaryAudit(
         unit="graph", defense=d.name, attack=attack, claimed_epsilon=float(led.epsilon),
         claimed_delta=float(led.delta), bound=bound,
