@@ -43,6 +43,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from graphleaks.errors import InvalidConfigError
+
 _ACTIVE: ContextVar[GradientCanaryProbe | None] = ContextVar("gradient_canaries", default=None)
 
 
@@ -82,12 +84,14 @@ class GradientCanaryProbe:
         """Draw distinct coordinates among the model's ``num_parameters`` trainable ones.
 
         Raises:
-            ValueError: If the model has fewer coordinates than canaries.
+            InvalidConfigError: If the model has fewer coordinates than canaries.
         """
         m = self.num_canaries
         if m > num_parameters:
-            raise ValueError(f"{m} gradient canaries need as many model parameters; the model "
-                             f"has {num_parameters}")
+            raise InvalidConfigError(
+                f"The num_canaries parameter of a gradient canary audit must be at most "
+                f"{num_parameters} for this model (one parameter coordinate per canary). Got "
+                f"{m!r} instead; use fewer canaries or a wider model.")
         rng = np.random.default_rng(self._seed)
         self.coordinates = np.sort(rng.choice(num_parameters, m, replace=False)).astype(np.int64)
 

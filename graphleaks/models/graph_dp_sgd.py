@@ -211,7 +211,7 @@ def train_graph_dp_sgd(
                 summed = {k: torch.zeros_like(p) for k, p in zip(names, params, strict=True)}
             if probe is not None:
                 summed = _with_canaries(probe, summed, names, hits, max_grad_norm)
-            noised = {}
+            noised: Grads = {}
             for k, p in zip(names, params, strict=True):
                 noise = torch.normal(0.0, noise_multiplier * max_grad_norm, size=p.shape,
                                      generator=noise_gen)
