@@ -139,7 +139,7 @@ def audit_trained_graph_target(
         run.report.target, defense=target.defense,
         defense_config=json_safe(dict(target.defense_config)),
         training=json_safe(dict(target.training)),
-        architecture=json_safe({**run.report.target.architecture,
+        architecture=json_safe({**run.report.target.architecture, "arch": target.spec.arch,
                                 "spec": dataclasses.asdict(target.spec)}))
     return AuditRun(dataclasses.replace(run.report, target=summary), run.tables)
 
