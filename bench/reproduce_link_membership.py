@@ -13,17 +13,25 @@ edge, member edges kept in the inference graph), train a two-layer GCN graph aut
   ``--ref-epochs`` epochs each).
 
 Candidates: every held-out edge and non-edge, and as many randomly drawn member edges.
+``--held-out-non-edges K`` draws K uniform non-edges per held-out edge (the split's
+``negatives_per_positive``, also for validation), so more non-members sit below 1 % FPR
+(K = 2 on Cora: 1,584 non-members, 16 of them at 1 % FPR, instead of 1,056 and 10).
 Printed per run (one JSON line): test link AUC (held-out edges vs held-out non-edges), each
 attack's AUC and TPR at 1 % FPR with 95 % intervals (the audit's bootstrap/analytic
 intervals), the same on the slice "members vs held-out true edges only" (no easy non-edges
-among the non-members), wall and process CPU seconds. Then a summary: means over seeds, and whether
+among the non-members), wall and process CPU seconds. Then a summary: means over seeds, whether
 LiRA beats the threshold attack (per seed: point estimates; "clearly": LiRA's lower bound
-above the threshold's upper bound).
+above the threshold's upper bound), and the paired difference LiRA − threshold in TPR at 1 %
+FPR (:func:`graphleaks.metrics.paired.paired_tpr_difference`: both attacks scored the same
+candidates, so each bootstrap replicate resamples them once for both; per seed, and pooled
+as the mean over seeds with every seed resampled). ``--scores-out DIR`` keeps each run's
+candidates, truth and both attacks' scores.
 
 Usage (from the repository root)::
 
     python bench/reproduce_link_membership.py [--datasets cora citeseer] [--seeds 0 1 2]
-        [--references 8] [--ref-epochs 50] [--data-root /work/shared/datasets]
+        [--references 8] [--ref-epochs 50] [--held-out-non-edges 1] [--scores-out DIR]
+        [--data-root /work/shared/datasets]
 """
 
 from __future__ import annotations
