@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from graphleaks.errors import DataError
+from graphleaks.errors import DataError, InvalidConfigError
 from graphleaks.metrics._core import RocCounts, check_binary, check_bootstrap_args
-from graphleaks.metrics.binary import _check_fpr
 from graphleaks.metrics.bootstrap import binary_count_chunks, percentile_interval
 
 __all__ = ["PairedDifference", "paired_tpr_difference"]
@@ -104,7 +103,11 @@ def paired_tpr_difference(
         >>> d.lo <= d.value <= d.hi
         True
     """
-    target = _check_fpr(fpr, "paired_tpr_difference")
+    if isinstance(fpr, bool) or not isinstance(fpr, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(fpr) <= 1.0:
+        raise InvalidConfigError("The 'fpr' parameter of paired_tpr_difference must be a float "
+                                 f"in [0, 1]. Got {fpr!r} instead.")
+    target = float(fpr)
     check_bootstrap_args(n_bootstrap, confidence, "paired_tpr_difference")
     if not len(scores_a) == len(scores_b) == len(labels) or len(labels) == 0:
         raise DataError("paired_tpr_difference needs one array of A scores, B scores and "
