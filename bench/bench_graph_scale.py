@@ -10,7 +10,8 @@ atoms on average), so no extra is needed. Prints, each with process CPU time bes
 3. the DP-SGD GIN target at ε = 4 (δ = 1e-5; 30 epochs, expected batches of 64);
 4. the canary audit of DP-SGD at ε = 1 over the whole set (the default 500 canaries, the
    audit recipe of ``tests/audit/test_graph_canary.py``: one GIN layer of 64, 30 epochs of
-   batches of 16): one training on the members plus the inserted canaries.
+   batches of 16): one training on the members plus the inserted canaries (white-box
+   gradient canaries, the default for DP-SGD: they never take a forward pass).
 
 The issue's target is a full default audit of a graph classifier under 10 CPU-minutes; this
 measures its training and canary parts (the membership attacks are measured where they live).
