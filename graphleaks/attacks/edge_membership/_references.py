@@ -11,7 +11,8 @@ link predictor of the target's architecture (or a stated surrogate) trained from
 * **offline**: on ``known_edges`` only (every candidate OUT), each with its own seed.
 
 A reference is served as the target is: on its own training graph, minus the queried pairs
-when the target's protocol drops them. References train full-batch with uniform negatives
+when the target's protocol drops them. References train as the target's spec says (full-batch
+up to ``batch_size`` member edges, mini-batches of that many beyond) with uniform negatives
 for at most ``ref_epochs`` epochs, without early stopping (no validation pairs exist that
 are not candidates). One :class:`EdgeReferencePool` per audit shares them between attacks.
 """
@@ -135,7 +136,7 @@ def _train_one(x: torch.Tensor, train: np.ndarray, n: int, spec: LinkPredictorSp
     train_link_predictor(model, x, split, lr=spec.lr, weight_decay=spec.weight_decay,
                          epochs=spec.epochs, patience=0, seed=derive_seed(seed, "train"),
                          negatives_per_positive=spec.negatives_per_positive,
-                         edge_dropout=spec.edge_dropout)
+                         edge_dropout=spec.edge_dropout, batch_size=spec.batch_size)
     return model
 
 
