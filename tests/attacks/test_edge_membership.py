@@ -122,3 +122,35 @@ def test_capability_and_challenge_checks(overfit):
         _attack("edge_score_threshold").score(view, nodes, seed=0)
     with pytest.raises(InvalidConfigError, match="num_references"):
         edge_registry.get("edge_lira")(num_references=1).validate()
+
+
+def test_reference_logits_are_computed_once_per_pair_list(overfit, monkeypatch):
+    """LiRA and RMIA score the same candidates under the shared references: the second ask
+    is served from memory, with the same numbers, and a caller's edits never leak back."""
+    from graphleaks.attacks.edge_membership._references import (
+        EdgeReferences,
+        train_edge_references,
+    )
+
+    target, lc = overfit
+    view = LinkTargetView(target, _attack("edge_lira").threat_model, attack="edge_lira")
+    cands = np.asarray(lc.challenge.candidates)
+    refs = train_edge_references(view, cands, lc.challenge.hints["known_edges"], num=2,
+                                 online=True, ref_epochs=3, seed=0)
+    calls = []
+    plain = EdgeReferences._logits
+
+    def spy(self, x, pairs, *, drop_queried):
+        calls.append(len(pairs))
+        return plain(self, x, pairs, drop_queried=drop_queried)
+
+    monkeypatch.setattr(EdgeReferences, "_logits", spy)
+    first = refs.logits(target.x, cands, drop_queried=False)
+    first[:] = 0.0  # the caller's copy
+    again = refs.logits(target.x, cands.copy(), drop_queried=False)
+    assert calls == [len(cands)]
+    np.testing.assert_array_equal(again, plain(refs, target.x, cands, drop_queried=False))
+    assert np.any(again != 0.0)
+    refs.logits(target.x, cands[:5], drop_queried=False)  # other pairs: computed
+    refs.logits(target.x, cands, drop_queried=True)  # other protocol: computed
+    assert calls == [len(cands), 5, len(cands)]
