@@ -154,3 +154,20 @@ def test_reference_logits_are_computed_once_per_pair_list(overfit, monkeypatch):
     refs.logits(target.x, cands[:5], drop_queried=False)  # other pairs: computed
     refs.logits(target.x, cands, drop_queried=True)  # other protocol: computed
     assert calls == [len(cands), 5, len(cands)]
+
+
+@pytest.mark.parametrize("kind", ["cosine", "dot", "euclidean"])
+def test_pair_similarity_in_chunks_is_the_one_shot_value(kind):
+    """LMIA's similarities gather endpoint rows a chunk at a time (memory at 1M nodes);
+    each row's value is its own, so chunking changes no number."""
+    from graphleaks.attacks.edge_membership.edge_embedding_similarity import pair_similarity
+
+    gen = torch.Generator().manual_seed(0)
+    emb = torch.randn(50, 16, generator=gen)
+    pairs = np.random.default_rng(0).integers(0, 50, size=(101, 2))
+    whole = pair_similarity(emb, pairs, kind, chunk=10**6)
+    np.testing.assert_array_equal(pair_similarity(emb, pairs, kind, chunk=7), whole)
+    a, b = emb.double()[pairs[:, 0]], emb.double()[pairs[:, 1]]
+    expected = {"dot": (a * b).sum(1), "euclidean": -(a - b).norm(dim=1),
+                "cosine": torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-12)}[kind]
+    np.testing.assert_array_equal(whole, expected.numpy())
