@@ -47,10 +47,14 @@ SPLIT = "split.json"
 #: memory) travels inside the bundle, so the bundle re-audits on a machine where those files
 #: (or their absolute paths) do not exist.
 GRAPH = "graph.safetensors"
+#: The SMILES of a carried molecule set (a graph bundle trained from a molecule file), so its
+#: audits keep scaffold slices and the ``smiles`` column of ``scores.csv``.
+SMILES = "smiles.json"
 
 
 #: Every file a bundle may hold, by its manifest key. A manifest naming anything else is refused.
-BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": GRAPH}
+BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": GRAPH,
+                "smiles": SMILES}
 #: Largest manifest read; a real one is a few kB, a hostile one may be anything.
 MAX_MANIFEST_BYTES = 16 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -63,6 +67,24 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+def write_manifest(tmp: Path, files: dict[str, str], fields: dict[str, Any]) -> None:
+    """Write a bundle's manifest: ``fields`` plus the format, versions and file hashes.
+
+    Every bundle kind (node, link, graph) goes through here, so the fields that make a
+    bundle checkable (format, schema version, library versions, each file's SHA-256) are
+    written one way; ``files`` must already be on disk in ``tmp``.
+    """
+    manifest: dict[str, Any] = {
+        **fields,
+        "format": BUNDLE_FORMAT,
+        "schema_version": BUNDLE_SCHEMA_VERSION,
+        "versions": library_versions(),
+        "files": files,
+        "sha256": {name: _sha256(tmp / name) for name in files.values()},
+    }
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
 
 
 def _graph_tensors(graph: Data) -> dict[str, torch.Tensor]:
@@ -133,9 +155,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
     if target.dataset.kind in CARRIED_KINDS:
         save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
         files["graph"] = GRAPH
-    manifest: dict[str, Any] = {
-        "format": BUNDLE_FORMAT,
-        "schema_version": BUNDLE_SCHEMA_VERSION,
+    write_manifest(tmp, files, {
         "defense": target.defense,
         "defense_config": target.defense_config,
         "architecture": target.spec.to_dict(),
@@ -147,11 +167,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
         "ledger": target.ledger.to_dict(),
         "utility": target.utility,
         "training": target.training,
-        "versions": library_versions(),
-        "files": files,
-        "sha256": {name: _sha256(tmp / name) for name in files.values()},
-    }
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    })
 
 
 def _read_regular(path: Path, what: str, *, limit: int | None = None) -> bytes:
@@ -567,17 +583,14 @@ def _write_link_bundle(target: TrainedLinkTarget, tmp: Path) -> None:
     if target.dataset.kind in CARRIED_KINDS:
         save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
         files["graph"] = GRAPH
-    manifest: dict[str, Any] = {
-        "format": BUNDLE_FORMAT, "schema_version": BUNDLE_SCHEMA_VERSION, "task": LINK_TASK,
+    write_manifest(tmp, files, {
+        "task": LINK_TASK,
         "defense": target.defense, "defense_config": target.defense_config,
         "architecture": target.spec.to_dict(), "in_dim": target.num_features, "out_dim": 1,
         "dataset": target.dataset.to_dict(), "fingerprint": fingerprint(target.graph),
         "seed": target.seed, "ledger": target.ledger.to_dict(), "utility": target.utility,
         "training": target.training, "edge_split": split.record(),
-        "versions": library_versions(), "files": files,
-        "sha256": {name: _sha256(tmp / name) for name in files.values()},
-    }
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    })
 
 
 def _link_split(root: Path, sums: dict[str, Any],
