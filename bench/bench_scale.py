@@ -26,11 +26,22 @@ a size (a capped n² step) is recorded with its one-line refusal. Exponents of C
 peak RSS against size are fitted by least squares on log-log axes over the sizes that
 finished; with only two sizes the "fit" is the slope between them.
 
+``--task link`` (node remains the default) runs the link task instead, on the same seeded
+CSBM graphs (about 10 edges per node): step ``link_audit`` draws the default edge split, trains
+graphleaks' default link predictor through the ``none`` link defense (what ``graphleaks train
+--task link`` does) and runs the default edge audit of the trained target (the ``audit
+--bundle`` path: :func:`graphleaks.audit.task_bundles.audit_trained_link_target`, standard
+suite), report written. Its ``per_attack`` covers each edge attack's turn (reference link
+predictors are trained in the first attack that needs them); training's figures also give
+the epochs run, so a cost per epoch can be read and projected. ``--epochs`` caps the link
+predictor's epochs only when given (default: the spec's own).
+
 Usage::
 
     nice python bench/bench_scale.py --sizes 10000 100000 --out /tmp/scale.json
     nice python bench/bench_scale.py --sizes 1000000 --steps audit full --out /tmp/1m.json
     python bench/bench_scale.py --report /tmp/scale.json /tmp/1m.json   # table + exponents
+    nice python bench/bench_scale.py --task link --sizes 100000 300000 --out /tmp/link.json
 """
 
 from __future__ import annotations
@@ -96,6 +107,94 @@ def _time_each_attack(per_attack: dict[str, dict[str, float]]) -> None:
             _progress_line({"attack": name, **per_attack[name]})
 
     runner.progress = timed  # type: ignore[assignment]
+
+
+def _time_each_edge_attack(per_attack: dict[str, dict[str, float]]) -> None:
+    """:func:`_time_each_attack` for the edge audit's loop (its own ``progress``)."""
+    import graphleaks.audit.link_audit as link_audit
+
+    plain = link_audit.progress
+
+    def timed(items: Any, **kw: Any) -> Any:
+        for item in plain(items, **kw):
+            c, w = time.process_time(), time.perf_counter()
+            yield item
+            name = str(getattr(item, "name", item))
+            per_attack[name] = {
+                "cpu_s": round(time.process_time() - c, 3),
+                "wall_s": round(time.perf_counter() - w, 3),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+            _progress_line({"attack": name, **per_attack[name]})
+
+    link_audit.progress = timed  # type: ignore[assignment]
+
+
+def link_child(size: int, step: str, n_bootstrap: int | None,
+               epochs: int | None) -> dict[str, object]:
+    """The link task's ``link_audit`` step in this process (see the module docstring)."""
+    import dataclasses
+
+    import torch
+
+    from graphleaks.audit import write_report
+    from graphleaks.audit.task_bundles import audit_trained_link_target
+    from graphleaks.data.edge_splits import EdgeMembershipSplit
+    from graphleaks.data.synthetic import csbm
+    from graphleaks.defenses.link import link_registry
+    from graphleaks.errors import GraphleaksError
+
+    torch.set_num_threads(1)
+    c0, w0 = time.process_time(), time.perf_counter()
+    out: dict[str, object] = {"task": "link", "size": size, "step": step, "base_rss_mib":
+                              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    per_attack: dict[str, dict[str, float]] = {}
+    try:
+        if step != "link_audit":
+            raise SystemExit(f"unknown link step {step!r}; the link task has: link_audit")
+        g = csbm(size, num_classes=4, num_features=32, avg_degree=10, seed=0)
+        out["edges"] = int(g.edge_index.size(1))
+        split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)
+        out["split_cpu_s"] = time.process_time() - c0
+        defense = link_registry.get("none")()
+        spec = defense.default_spec()
+        if epochs is not None:
+            spec = dataclasses.replace(spec, epochs=epochs)
+        out["spec"] = spec.to_dict()
+        target = defense.fit(g, split, spec=spec, seed=0, dataset={"name": f"csbm-{size}"})
+        out["train_cpu_s"] = time.process_time() - c0
+        out["train_wall_s"] = time.perf_counter() - w0
+        out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        out["training"] = dict(target.training)
+        out["utility"] = dict(target.utility)
+        out["per_attack"] = per_attack
+        _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
+                        "train_wall_s": out["train_wall_s"],
+                        "train_peak_rss_mib": out["train_peak_rss_mib"],
+                        "training": out["training"]})
+        _time_each_edge_attack(per_attack)
+        run = audit_trained_link_target(target, seed=0, n_bootstrap=n_bootstrap)
+        with tempfile.TemporaryDirectory() as d:  # the CLI's files: json, md, html, scores
+            write_report(run.report, Path(d) / "report", html=True, scores=run.tables)
+        out["auc"] = {a.attack: (None if a.metrics.binary is None
+                                 else a.metrics.binary.auc.value) for a in run.report.attacks}
+        out["skipped"] = run.report.config.get("skipped_attacks", {})
+        out["status"] = "ok"
+    except GraphleaksError as exc:
+        out["status"] = "refused"
+        out["message"] = str(exc)
+    out["cpu_s"] = time.process_time() - c0
+    out["wall_s"] = time.perf_counter() - w0
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    ref = reference_cpu(seed=0)
+    out.update(ref)
+    out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
+    if "train_cpu_s" in out:
+        out["train_units"] = in_units(float(out["train_cpu_s"]), ref)  # type: ignore[arg-type]
+    for f in per_attack_of(out).values():
+        f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
+    out["provenance"] = provenance({"task": "link", "size": size, "step": step,
+                                    "n_bootstrap": n_bootstrap, "epochs": epochs})
+    return out
 
 
 def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, object]:
@@ -182,8 +281,11 @@ def per_attack_of(row: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object]:
     """Run one step in a child process, with the timeout, and parse its JSON line."""
-    cmd = [sys.executable, __file__, "--child", str(size), step,
-           "--n-bootstrap", str(args.n_bootstrap), "--epochs", str(args.epochs)]
+    cmd = [sys.executable, __file__, "--child", str(size), step, "--task", args.task]
+    if args.n_bootstrap is not None:
+        cmd += ["--n-bootstrap", str(args.n_bootstrap)]
+    if args.epochs is not None:
+        cmd += ["--epochs", str(args.epochs)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if args.out:
         env["BENCH_SCALE_PROGRESS"] = f"{args.out}.progress"
@@ -276,8 +378,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
     p.add_argument("--steps", nargs="+", default=None, help="default: every step")
-    p.add_argument("--n-bootstrap", type=int, default=1000)
-    p.add_argument("--epochs", type=int, default=200)
+    p.add_argument("--task", choices=("node", "link"), default="node",
+                   help="node (default) or link: the link task's default audit")
+    p.add_argument("--n-bootstrap", type=int, default=None,
+                   help="default: 1000 (node); the suite's (link)")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="default: 200 (node); the link predictor spec's own (link)")
     p.add_argument("--timeout", type=int, default=3600, help="seconds per step")
     p.add_argument("--out", type=Path, default=None, help="JSON lines, appended as they end")
     p.add_argument("--report", type=Path, nargs="+", default=None,
@@ -285,14 +391,19 @@ def main() -> None:
     p.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(child(int(args.child[0]), args.child[1], args.n_bootstrap,
-                               args.epochs)), flush=True)
+        if args.task == "link":
+            print(json.dumps(link_child(int(args.child[0]), args.child[1], args.n_bootstrap,
+                                        args.epochs)), flush=True)
+            return
+        print(json.dumps(child(int(args.child[0]), args.child[1],
+                               1000 if args.n_bootstrap is None else args.n_bootstrap,
+                               200 if args.epochs is None else args.epochs)), flush=True)
         return
     if args.report:
         rows = [json.loads(ln) for f in args.report for ln in f.read_text().splitlines() if ln]
         print(report(rows))
         return
-    steps = args.steps or all_steps()
+    steps = args.steps or (["link_audit"] if args.task == "link" else all_steps())
     done: set[tuple[int, str]] = set()
     if args.out and args.out.exists():  # resume: skip what an earlier run finished
         for ln in args.out.read_text().splitlines():

@@ -214,6 +214,8 @@ def edge_protocol(target: LinkTarget, members: np.ndarray, non_members: np.ndarr
     }
     if drawn is not None:
         out["split"] = dict(drawn)
+        if "non_member_sampler" in drawn:  # which sampler ran, in words (bipartite or not)
+            out["non_member_sampler"] = drawn["non_member_sampler"]
     return out
 
 

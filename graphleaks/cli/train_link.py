@@ -16,6 +16,9 @@ from graphleaks.errors import InvalidConfigError
 
 #: ``--param`` owner of the link predictor's own fields (``--param link.epochs=50``).
 SPEC_OWNER = "link"
+#: ``--param`` owner of the edge split's fields (``--param split.non_member_sampling=
+#: degree_matched``, ``--param split.bipartite=true``).
+SPLIT_OWNER = "split"
 
 
 def train_link(
@@ -37,7 +40,8 @@ def train_link(
         defense: Link defense name.
         protocol: Edge split kind (``transductive``, ``inductive``) when given.
         epochs: Maximum epochs of the predictor when given.
-        param: ``link.FIELD=VALUE`` (predictor) and ``DEFENSE.FIELD=VALUE`` options.
+        param: ``link.FIELD=VALUE`` (predictor), ``split.FIELD=VALUE`` (edge split, e.g.
+            ``split.non_member_sampling=degree_matched``) and ``DEFENSE.FIELD=VALUE`` options.
         device: Torch device.
         epsilon: The defense's ε.
         delta: The defense's δ.
@@ -64,7 +68,8 @@ def train_link(
             f"--defense {str(defense)[:40]!r} is not a defense for the link task; choose one "
             f"of: {', '.join(link_registry.names())}") from None
     owners = [Owner(cls.name, "defense", cls.Config),
-              Owner(SPEC_OWNER, "link predictor", LinkPredictorSpec)]
+              Owner(SPEC_OWNER, "link predictor", LinkPredictorSpec),
+              Owner(SPLIT_OWNER, "edge split", EdgeSplitConfig)]
     params = resolve_params(parse_param_items(param), owners, text=True, source="--param ")
     dparams: dict[str, Any] = dict(params.get(cls.name, {}))
     fields = {f.name for f in dataclasses.fields(cls.Config)}
@@ -95,7 +100,10 @@ def train_link(
     if protocol is not None and protocol not in EDGE_SPLIT_KINDS:
         raise InvalidConfigError(f"--protocol must be one of {', '.join(EDGE_SPLIT_KINDS)} for "
                                  "the link task")
-    split_cfg = validate(EdgeSplitConfig(kind=protocol or "transductive"))
+    sparams = dict(params.get(SPLIT_OWNER, {}))
+    if protocol is not None and sparams.setdefault("kind", protocol) != protocol:
+        raise InvalidConfigError("--protocol and --param split.kind disagree; give one of them")
+    split_cfg = validate(EdgeSplitConfig(**sparams), "edge split")
     if cls.name in ("dp_sgd", "gap_edp"):
         import torch
 
@@ -105,7 +113,8 @@ def train_link(
         with torch.device("meta"):
             check_edge_private(LinkPredictor(1, spec))  # refused before the graph is read
     graph, ref = load_graph(dataset, data_root, edges, features, labels)
-    split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes, split_cfg, seed=seed)
+    split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes, split_cfg, seed=seed,
+                                     node_type=graph.get("node_type"))
     target = d.fit(graph, split, spec=spec, seed=seed, dataset=ref, device=device)
     save_bundle(target, out, overwrite=overwrite)
     typer.echo(json.dumps({"bundle": str(out), "task": "link", "utility": target.utility,

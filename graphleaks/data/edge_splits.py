@@ -26,8 +26,16 @@ The protocol choices an edge audit depends on are config fields, stated in :meth
 ``non_member_sampling``
     ``uniform``: held-out non-edges are uniform among non-edges. ``degree_matched``: each
     endpoint is drawn with probability proportional to its degree (the endpoint law of a
-    random edge), so degree alone does not tell held-out edges from non-edges. Validation
-    non-edges are always uniform (a training choice, like the trainer's negatives).
+    random edge; members are a uniform sample of the edges, so this is also the endpoint
+    degree law of the member edges), so degree alone does not tell held-out edges from
+    non-edges. Validation non-edges are always uniform (a training choice, like the
+    trainer's negatives).
+``bipartite``
+    User–item graphs (``node_type`` 0 user, 1 item): every drawn non-edge, held-out and
+    validation alike, joins one user and one item, under either sampling (degree-matched:
+    the user in proportion to its degree among users, the item among items). Without it a
+    uniform non-edge of a user–item graph is often a user–user pair, which no model would
+    ever score as an interaction: a give-away, not a non-member.
 
 Edges are sorted int64 pair keys (:mod:`graphleaks.data.pairs`); non-edges are drawn by
 rejection against them, so memory is O(edges), never N×N.
@@ -75,6 +83,8 @@ class EdgeSplitConfig:
         negatives_per_positive: Held-out (and validation) non-edges per held-out edge.
         member_edges_in_inference_graph: Whether queried member edges stay in the graph the
             target is served with.
+        bipartite: Drawn non-edges join one user and one item (``node_type`` needed by
+            :meth:`EdgeMembershipSplit.draw`).
     """
 
     kind: str = field(default="transductive", metadata={"choices": EDGE_SPLIT_KINDS})
@@ -85,6 +95,7 @@ class EdgeSplitConfig:
     non_member_sampling: str = field(default="uniform", metadata={"choices": NON_MEMBER_SAMPLING})
     negatives_per_positive: int = field(default=1, metadata={"range": (1, 100)})
     member_edges_in_inference_graph: bool = True
+    bipartite: bool = False
 
     def check(self) -> None:
         """Cross-field rule: in ``transductive`` the held-out and validation edges leave
@@ -180,14 +191,24 @@ class EdgeMembershipSplit:
     def draw(
         cls, edge_index: torch.Tensor | np.ndarray, num_nodes: int,
         config: EdgeSplitConfig | None = None, *, seed: int,
+        node_type: torch.Tensor | np.ndarray | None = None,
     ) -> EdgeMembershipSplit:
         """Draw a split of the undirected edges of ``edge_index`` uniformly at random.
 
         Members are a uniformly random subset of the candidate edges. Self-loops and repeated
         edges count once (undirected, loop-free).
 
+        Args:
+            edge_index: The graph.
+            num_nodes: Its node count.
+            config: The protocol (default :class:`EdgeSplitConfig`).
+            seed: Seed of every random choice.
+            node_type: Per node, 0 (user) or 1 (item); required by ``config.bipartite``,
+                ignored otherwise.
+
         Raises:
-            DataError: If the graph is too small or too dense for the requested split.
+            DataError: If the graph is too small or too dense for the requested split, or a
+                bipartite split lacks a valid ``node_type``.
 
         Example:
             >>> from graphleaks.data import tiny_graph
@@ -202,6 +223,7 @@ class EdgeMembershipSplit:
         """
         config = validate(config or EdgeSplitConfig())
         num_nodes = int(num_nodes)
+        item = _item_side(node_type, num_nodes) if config.bipartite else None
         rng = np.random.default_rng(seed)
         all_keys = edge_keys(edge_index, num_nodes)
         if len(all_keys) < 3:
@@ -242,11 +264,14 @@ class EdgeMembershipSplit:
             # endpoints of the candidate part's edges: a node appears once per incident edge,
             # so a uniform draw from this pool is degree-proportional
             endpoints = (cand_part if config.kind == "inductive" else pairs).ravel()
-            held_neg = sample_non_edges(k * len(held), num_nodes, all_keys, rng, nodes=endpoints)
+            first, second = _sides(endpoints, item, num_nodes, "held-out non-edges")
         else:
-            held_neg = sample_non_edges(k * len(held), num_nodes, all_keys, rng, nodes=cand_pool)
+            first, second = _sides(cand_pool, item, num_nodes, "held-out non-edges")
+        held_neg = sample_non_edges(k * len(held), num_nodes, all_keys, rng, nodes=first,
+                                    other=second)
+        first, second = _sides(train_pool, item, num_nodes, "validation non-edges")
         val_neg = sample_non_edges(
-            k * len(val), num_nodes, all_keys, rng, nodes=train_pool,
+            k * len(val), num_nodes, all_keys, rng, nodes=first, other=second,
             exclude_keys=unique_sorted(pair_keys(held_neg, num_nodes)))
         return cls(config=config, num_nodes=num_nodes, members=_sorted(members, num_nodes),
                    val_edges=_sorted(val, num_nodes), val_non_edges=_sorted(val_neg, num_nodes),
@@ -371,12 +396,50 @@ class EdgeMembershipSplit:
             "test_frac": c.test_frac,
             "held_out_node_frac": c.held_out_node_frac if c.kind == "inductive" else None,
             "non_member_sampling": c.non_member_sampling,
+            "non_member_sampler": _sampler_statement(c),
+            "bipartite": c.bipartite,
             "validation_sampling": "uniform",
             "negatives_per_positive": c.negatives_per_positive,
             "member_edges_in_inference_graph": c.member_edges_in_inference_graph,
             "counts": {name: int(len(getattr(self, name)))
                        for name in (*PAIR_LISTS, "context_edges", "held_out_nodes")},
         }
+
+
+def _sampler_statement(config: EdgeSplitConfig) -> str:
+    """One sentence on how the held-out non-edges were drawn, for reports."""
+    sides = " (one user endpoint, one item endpoint)" if config.bipartite else ""
+    if config.non_member_sampling == "degree_matched":
+        return ("degree_matched: each endpoint drawn in proportion to its degree among the "
+                f"candidate edges' endpoints{sides}, rejecting edges")
+    return f"uniform: endpoints drawn uniformly{sides}, rejecting edges"
+
+
+def _item_side(node_type: torch.Tensor | np.ndarray | None, num_nodes: int) -> np.ndarray:
+    """``node_type`` as a boolean "is an item" mask, or one :class:`DataError` line."""
+    if node_type is None:
+        raise DataError("a bipartite edge split needs node_type (0 user, 1 item per node); "
+                        "give the graph's node_type or set bipartite=False")
+    t = node_type.detach().cpu().numpy() if isinstance(node_type, torch.Tensor) else \
+        np.asarray(node_type)
+    if t.shape != (num_nodes,) or t.dtype.kind not in "iub" or not np.isin(t, (0, 1)).all():
+        raise DataError(f"node_type must hold one 0 (user) or 1 (item) per node ({num_nodes} "
+                        "nodes) for a bipartite edge split")
+    return t.astype(bool)
+
+
+def _sides(pool: np.ndarray | None, item: np.ndarray | None, num_nodes: int,
+           what: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Endpoint pools: ``(pool, None)`` (both endpoints from ``pool``), or for a bipartite
+    split ``(users in pool, items in pool)``; ``pool`` None means every node."""
+    if item is None:
+        return pool, None
+    nodes = np.arange(num_nodes) if pool is None else pool
+    users, items = nodes[~item[nodes]], nodes[item[nodes]]
+    if len(users) == 0 or len(items) == 0:
+        raise DataError(f"no {'user' if len(users) == 0 else 'item'} is left to draw the "
+                        f"{what} from; a bipartite split needs both sides")
+    return users, items
 
 
 def _sorted(pairs: np.ndarray, num_nodes: int) -> np.ndarray:

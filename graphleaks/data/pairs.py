@@ -74,6 +74,7 @@ def sample_non_edges(
     nodes: np.ndarray | None = None,
     exclude_keys: np.ndarray | None = None,
     max_rounds: int = 100,
+    other: np.ndarray | None = None,
 ) -> np.ndarray:
     """``count`` distinct uniformly random non-edges ``[count, 2]`` (``u < v``).
 
@@ -85,6 +86,9 @@ def sample_non_edges(
         nodes: Node pool to draw both endpoints from (all nodes when None).
         exclude_keys: Further sorted keys to avoid (e.g. pairs already used).
         max_rounds: Rejection-sampling rounds before giving up.
+        other: Pool of the second endpoint (bipartite graphs: ``nodes`` one side, ``other``
+            the other); None draws both endpoints from ``nodes``. A pool may repeat a node
+            (a degree-weighted pool lists a node once per incident edge).
 
     Raises:
         DataError: If the pool has too few non-edges.
@@ -92,7 +96,8 @@ def sample_non_edges(
     pool = np.arange(num_nodes) if nodes is None else np.asarray(nodes, dtype=np.int64)
     if count <= 0:
         return np.empty((0, 2), dtype=np.int64)
-    if len(pool) < 2:
+    second = pool if other is None else np.asarray(other, dtype=np.int64)
+    if len(pool) < (2 if other is None else 1) or len(second) < 1:
         raise DataError("sampling non-edges needs at least 2 nodes")
     got = np.empty(0, dtype=np.int64)
     for _ in range(max_rounds):
@@ -100,7 +105,7 @@ def sample_non_edges(
         if need <= 0:
             break
         m = int(need * 1.3) + 16
-        a, b = pool[rng.integers(0, len(pool), m)], pool[rng.integers(0, len(pool), m)]
+        a, b = pool[rng.integers(0, len(pool), m)], second[rng.integers(0, len(second), m)]
         keep = a != b
         keys = pair_keys(np.stack([a[keep], b[keep]], axis=1), num_nodes)
         keys = keys[~contains(sorted_edge_keys, keys)]

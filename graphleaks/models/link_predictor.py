@@ -108,6 +108,13 @@ class LinkPredictorSpec:
             in each training epoch (a fresh seeded draw each time); they stay loss
             positives. The model then learns to score edges it cannot see, as it must for
             held-out edges. Validation and scoring use every member edge.
+        batch_size: Member edges (loss positives) per optimizer step, each with
+            ``negatives_per_positive`` fresh negatives; 0 means every member edge. With
+            fewer member edges than this, training is full-batch (one step per epoch, the
+            same as 0). With more, each epoch is one step on the next batch of a seeded
+            permutation of the members (a new permutation once all were used), so the
+            decoder's work per step is bounded while the encoder still passes over the whole
+            graph as sparse products; ``epochs`` and ``patience`` then count steps.
     """
 
     encoder: str = field(default="mlp", metadata={"choices": ENCODERS})
@@ -129,6 +136,7 @@ class LinkPredictorSpec:
     teleport: float = field(default=0.1, metadata={"range": (0.0, 1.0), "closed": "left"})
     input_dropout: float = field(default=0.3, metadata={"range": (0.0, 1.0), "closed": "left"})
     dot_bias: bool = True
+    batch_size: int = field(default=65_536, metadata={"range": (0, 2**31 - 1)})
 
     def check(self) -> None:
         """Cross-field rule: hidden widths are positive integers."""
@@ -333,15 +341,18 @@ def train_link_predictor(
     model: LinkPredictor, x: torch.Tensor, split: EdgeMembershipSplit, *, lr: float,
     weight_decay: float, epochs: int, patience: int, seed: int,
     negatives_per_positive: int = 1, edge_dropout: float = 0.0, show_progress: bool = False,
-    pair_chunk: int = PAIR_CHUNK,
+    pair_chunk: int = PAIR_CHUNK, batch_size: int = 0,
 ) -> LinkTrainingLog:
-    """Train full-batch on the member edges; keep the weights of the best validation epoch.
+    """Train on the member edges; keep the weights of the best validation epoch.
 
-    Each epoch: encode on the member graph, score every member edge and
-    ``negatives_per_positive`` fresh uniform negatives per member, binary cross-entropy
-    (plus VGAE's KL term divided by the node count). Validation AUC (validation edges
-    against validation non-edges, scored on the member graph) picks the kept epoch; without
-    validation pairs the last epoch is kept.
+    Each epoch: encode on the member graph, score a batch of member edges (all of them when
+    ``batch_size`` is 0 or at least their number) and ``negatives_per_positive`` fresh
+    uniform negatives per batch member, binary cross-entropy (plus VGAE's KL term divided by
+    the node count), one optimizer step. Validation AUC (validation edges against validation
+    non-edges, scored on the member graph) picks the kept epoch; without validation pairs
+    the last epoch is kept. Batches walk through a seeded permutation of the members (seed
+    ``batches``), drawn only when there is more than one batch, so full-batch training
+    consumes exactly the random numbers it always did.
 
     Args:
         model: The link predictor.
@@ -356,13 +367,22 @@ def train_link_predictor(
         edge_dropout: Fraction of member edges left out of each epoch's message passing.
         show_progress: Progress bar on stderr.
         pair_chunk: Pairs decoded at once (memory only; results equal up to rounding).
+        batch_size: Member edges per step (0: all of them; see
+            :attr:`LinkPredictorSpec.batch_size`).
 
     Returns:
         A :class:`LinkTrainingLog`.
     """
     dev = x.device
     mp = split.message_passing_edge_index().to(dev)
-    pos = torch.from_numpy(split.members).to(dev)
+    # int32 node ids where they fit: the member list is the largest array training keeps
+    # (two 8-byte ids per edge would be 136 MB at 8.5M members); rows go to int64 per chunk
+    ids = np.int32 if split.num_nodes < 2**31 else np.int64
+    pos = torch.from_numpy(np.ascontiguousarray(split.members, dtype=ids)).to(dev)
+    per_step = len(pos) if batch_size <= 0 else min(batch_size, len(pos))
+    batch_rng = np.random.default_rng(derive_seed(seed, "batches"))
+    order: torch.Tensor | None = None
+    cursor = 0
     member_keys = np.sort(pair_keys(split.members, split.num_nodes))
     pool = split.training_nodes()
     rng = np.random.default_rng(derive_seed(seed, "negatives"))
@@ -370,8 +390,6 @@ def train_link_predictor(
     val_pairs = np.concatenate([split.val_edges, split.val_non_edges])
     val_labels = np.r_[np.ones(len(split.val_edges)), np.zeros(len(split.val_non_edges))]
     has_val = len(split.val_edges) > 0 and len(split.val_non_edges) > 0
-    target = torch.cat([torch.ones(len(pos)),
-                        torch.zeros(len(pos) * negatives_per_positive)]).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best_auc, best_epoch, best_state = -math.inf, 0, None
     epoch = 0
@@ -379,9 +397,19 @@ def train_link_predictor(
         bar = True if show_progress else None  # None: a bar only inside a progress display
         for epoch in progress(range(1, epochs + 1), desc="training", enabled=bar):
             model.train()
-            neg = draw_training_negatives(len(pos) * negatives_per_positive, split.num_nodes,
+            if per_step == len(pos):
+                batch = pos
+            else:
+                if order is None or cursor >= len(pos):
+                    order = torch.from_numpy(batch_rng.permutation(len(pos))).to(dev)
+                    cursor = 0
+                batch = pos[order[cursor:cursor + per_step]]
+                cursor += per_step
+            neg = draw_training_negatives(len(batch) * negatives_per_positive, split.num_nodes,
                                           member_keys, rng, nodes=pool)
-            pairs = torch.cat([pos, torch.from_numpy(neg).to(dev)])
+            pairs = torch.cat([batch, torch.from_numpy(neg.astype(ids, copy=False)).to(dev)])
+            target = torch.cat([torch.ones(len(batch), device=dev),
+                                torch.zeros(len(neg), device=dev)])
             opt.zero_grad()
             graph = mp if edge_dropout == 0 else _dropped_graph(pos, edge_dropout, drop_rng)
             mu, logstd = model.encode_distribution(x, graph)
@@ -422,7 +450,7 @@ def _decoder_gradient(model: LinkPredictor, z: torch.Tensor, pairs: torch.Tensor
     zd = z.detach().requires_grad_()
     for start in range(0, len(pairs), chunk):
         sl = slice(start, start + chunk)
-        F.binary_cross_entropy_with_logits(model.decode(zd, pairs[sl]), target[sl],
+        F.binary_cross_entropy_with_logits(model.decode(zd, pairs[sl].long()), target[sl],
                                            reduction="sum").div(len(pairs)).backward()
     assert zd.grad is not None
     return zd.grad
@@ -430,7 +458,7 @@ def _decoder_gradient(model: LinkPredictor, z: torch.Tensor, pairs: torch.Tensor
 
 def _dropped_graph(members: torch.Tensor, rate: float, rng: np.random.Generator) -> torch.Tensor:
     """Both directions of the member edges that survive an edge dropout at ``rate``."""
-    kept = members[torch.from_numpy(rng.random(len(members)) >= rate).to(members.device)]
+    kept = members[torch.from_numpy(rng.random(len(members)) >= rate).to(members.device)].long()
     return torch.cat([kept.t(), kept.t().flip(0)], dim=1)
 
 
@@ -446,7 +474,7 @@ def fit_link_predictor(
         model, x, split, lr=spec.lr, weight_decay=spec.weight_decay, epochs=spec.epochs,
         patience=spec.patience, seed=derive_seed(seed, "train"),
         negatives_per_positive=spec.negatives_per_positive, edge_dropout=spec.edge_dropout,
-        show_progress=show_progress)
+        show_progress=show_progress, batch_size=spec.batch_size)
     return model, log
 
 

@@ -122,3 +122,52 @@ def test_capability_and_challenge_checks(overfit):
         _attack("edge_score_threshold").score(view, nodes, seed=0)
     with pytest.raises(InvalidConfigError, match="num_references"):
         edge_registry.get("edge_lira")(num_references=1).validate()
+
+
+def test_reference_logits_are_computed_once_per_pair_list(overfit, monkeypatch):
+    """LiRA and RMIA score the same candidates under the shared references: the second ask
+    is served from memory, with the same numbers, and a caller's edits never leak back."""
+    from graphleaks.attacks.edge_membership._references import (
+        EdgeReferences,
+        train_edge_references,
+    )
+
+    target, lc = overfit
+    view = LinkTargetView(target, _attack("edge_lira").threat_model, attack="edge_lira")
+    cands = np.asarray(lc.challenge.candidates)
+    refs = train_edge_references(view, cands, lc.challenge.hints["known_edges"], num=2,
+                                 online=True, ref_epochs=3, seed=0)
+    calls = []
+    plain = EdgeReferences._logits
+
+    def spy(self, x, pairs, *, drop_queried):
+        calls.append(len(pairs))
+        return plain(self, x, pairs, drop_queried=drop_queried)
+
+    monkeypatch.setattr(EdgeReferences, "_logits", spy)
+    first = refs.logits(target.x, cands, drop_queried=False)
+    first[:] = 0.0  # the caller's copy
+    again = refs.logits(target.x, cands.copy(), drop_queried=False)
+    assert calls == [len(cands)]
+    np.testing.assert_array_equal(again, plain(refs, target.x, cands, drop_queried=False))
+    assert np.any(again != 0.0)
+    refs.logits(target.x, cands[:5], drop_queried=False)  # other pairs: computed
+    refs.logits(target.x, cands, drop_queried=True)  # other protocol: computed
+    assert calls == [len(cands), 5, len(cands)]
+
+
+@pytest.mark.parametrize("kind", ["cosine", "dot", "euclidean"])
+def test_pair_similarity_in_chunks_is_the_one_shot_value(kind):
+    """LMIA's similarities gather endpoint rows a chunk at a time (memory at 1M nodes);
+    each row's value is its own, so chunking changes no number."""
+    from graphleaks.attacks.edge_membership.edge_embedding_similarity import pair_similarity
+
+    gen = torch.Generator().manual_seed(0)
+    emb = torch.randn(50, 16, generator=gen)
+    pairs = np.random.default_rng(0).integers(0, 50, size=(101, 2))
+    whole = pair_similarity(emb, pairs, kind, chunk=10**6)
+    np.testing.assert_array_equal(pair_similarity(emb, pairs, kind, chunk=7), whole)
+    a, b = emb.double()[pairs[:, 0]], emb.double()[pairs[:, 1]]
+    expected = {"dot": (a * b).sum(1), "euclidean": -(a - b).norm(dim=1),
+                "cosine": torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-12)}[kind]
+    np.testing.assert_array_equal(whole, expected.numpy())

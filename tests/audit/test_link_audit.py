@@ -152,6 +152,25 @@ def test_own_split_reports_protocol_utility_and_kind_slices():
     assert parts == {"member", "held_out_edge", "held_out_non_edge"}
 
 
+def test_degree_matched_bipartite_split_is_stated_in_the_edge_protocol():
+    from graphleaks.data.edge_splits import EdgeSplitConfig
+
+    g = bipartite_interactions(60, 40, seed=0)
+    cfg = EdgeSplitConfig(non_member_sampling="degree_matched", bipartite=True)
+    split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0,
+                                     node_type=g.node_type)
+    spec = LinkPredictorSpec.gae(hidden=(8,), embedding_dim=8, epochs=5, patience=0)
+    model, _ = fit_link_predictor(g.x, split, spec, seed=0)
+    run = audit_link_split(model, g.x, split, attacks=["edge_score_threshold"],
+                           node_type=g.node_type.numpy(), **FAST)
+    proto = run.report.config["edge_protocol"]
+    assert proto["non_member_sampling"] == "degree_matched"
+    assert proto["non_member_sampler"].startswith("degree_matched: each endpoint drawn in "
+                                                  "proportion to its degree")
+    assert "one user endpoint, one item endpoint" in proto["non_member_sampler"]
+    assert proto["split"]["bipartite"] is True
+
+
 def test_bipartite_graph_is_sliced_by_item_popularity():
     g = bipartite_interactions(60, 40, seed=0)
     split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)

@@ -36,10 +36,15 @@ def test_train_link_bundle(edge_files, tmp_path, defense, extra):
 def test_train_link_bipartite_dataset(tmp_path):
     out = tmp_path / "b"
     r = runner.invoke(app, ["train", "--task", "link", "--dataset", "bipartite", "--arch", "sage",
-                            "--epochs", "2", "--out", str(out)])
+                            "--epochs", "2", "--param", "split.non_member_sampling=degree_matched",
+                            "--param", "split.bipartite=true", "--out", str(out)])
     assert r.exit_code == 0, r.output
     t = load_bundle(out)
     assert t.spec.encoder == "sage" and t.spec.epochs == 2 and t.dataset.kind == "bundled"
+    # the sampler chosen on the command line ran, and the bundle keeps it
+    assert t.split.config.non_member_sampling == "degree_matched" and t.split.config.bipartite
+    item = t.graph.node_type.numpy().astype(bool)
+    assert (item[t.split.held_out_non_edges].sum(axis=1) == 1).all()
     # graphleaks serve answers node queries only: a link bundle is refused in one line
     r = runner.invoke(app, ["serve", str(out)])
     assert r.exit_code == 2 and "link target" in r.output
@@ -55,6 +60,9 @@ def test_train_link_bipartite_dataset(tmp_path):
     (["--train-frac", "0.3"], "train-frac"),
     (["--param", "link.nope=1"], "nope"),
     (["--protocol", "sideways"], "protocol"),
+    (["--param", "split.non_member_sampling=popular"], "non_member_sampling"),
+    (["--param", "split.bipartite=true"], "needs node_type"),
+    (["--protocol", "inductive", "--param", "split.kind=transductive"], "disagree"),
 ])
 def test_bad_input_one_line_exit_2_nothing_written(tmp_path, args, match):
     out = tmp_path / "b"

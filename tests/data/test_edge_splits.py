@@ -225,3 +225,73 @@ def test_pairs_are_checked_against_the_graph() -> None:
 def test_validation_lists_are_checked_too() -> None:
     with pytest.raises(DataError, match="validation edges and held-out edges share"):
         EdgeMembershipSplit.from_pairs(N, **_valid(), val_edges=np.array([[4, 3]]))
+
+
+# --- the degree-matched sampler, plain and bipartite ----------------------------------------
+def _endpoint_degree_gap(g, s) -> float:
+    """Mean |log-degree| gap between the held-out edges' and non-edges' endpoints (sorted
+    endpoint degrees compared quantile by quantile): 0 when their laws match."""
+    deg = np.bincount(g.edge_index[0].numpy(), minlength=g.num_nodes).astype(float) + 1
+    e = np.sort(np.log(deg[s.held_out_edges].ravel()))
+    ne = np.sort(np.log(deg[s.held_out_non_edges].ravel()))
+    q = np.linspace(0, 1, 101)
+    return float(np.abs(np.quantile(e, q) - np.quantile(ne, q)).mean())
+
+
+@pytest.mark.parametrize("bipartite", [False, True])
+def test_degree_matched_endpoint_degrees_follow_the_edges(bipartite) -> None:
+    """The non-edges' endpoint degree law is much closer to the edges' than uniform's is."""
+    g = bipartite_interactions(400, 300, interactions_per_user=6, zipf_exponent=1.2, seed=0)
+    gaps = {}
+    for sampling in ("uniform", "degree_matched"):
+        cfg = EdgeSplitConfig(non_member_sampling=sampling, test_frac=0.2, bipartite=bipartite)
+        s = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0,
+                                     node_type=g.node_type)
+        gaps[sampling] = _endpoint_degree_gap(g, s)
+    assert gaps["degree_matched"] < 0.25 and gaps["uniform"] > 4 * gaps["degree_matched"]
+
+
+def test_bipartite_non_edges_join_one_user_and_one_item() -> None:
+    g = bipartite_interactions(80, 60, seed=1)
+    item = g.node_type.numpy().astype(bool)
+    for sampling in ("uniform", "degree_matched"):
+        cfg = EdgeSplitConfig(non_member_sampling=sampling, bipartite=True,
+                              negatives_per_positive=3)
+        s = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0,
+                                     node_type=g.node_type)
+        for name in ("held_out_non_edges", "val_non_edges"):
+            assert item[getattr(s, name)].sum(axis=1).tolist() == [1] * len(getattr(s, name))
+        _assert_disjoint(s)
+        r = s.record()
+        assert r["bipartite"] is True and r["non_member_sampling"] == sampling
+        assert r["non_member_sampler"].startswith(sampling) and "one item" in r[
+            "non_member_sampler"]
+    # the plain (non-bipartite) uniform draw does pair users with users: what bipartite fixes
+    s = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)
+    assert (item[s.held_out_non_edges].sum(axis=1) != 1).any()
+
+
+@pytest.mark.parametrize("bipartite", [False, True])
+def test_degree_matched_sampler_is_seeded(bipartite) -> None:
+    g = bipartite_interactions(80, 60, seed=1)
+    cfg = EdgeSplitConfig(non_member_sampling="degree_matched", bipartite=bipartite)
+
+    def draw(seed):
+        return EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=seed,
+                                        node_type=g.node_type).held_out_non_edges
+
+    assert np.array_equal(draw(4), draw(4))
+    assert not np.array_equal(draw(4), draw(5))
+
+
+def test_bipartite_split_needs_a_valid_node_type() -> None:
+    g = bipartite_interactions(30, 20, seed=0)
+    cfg = EdgeSplitConfig(bipartite=True)
+    with pytest.raises(DataError, match="needs node_type"):
+        EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0)
+    with pytest.raises(DataError, match="0 \\(user\\) or 1 \\(item\\)"):
+        EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0,
+                                 node_type=np.full(g.num_nodes, 2))
+    with pytest.raises(DataError, match="both sides"):
+        EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, cfg, seed=0,
+                                 node_type=np.zeros(g.num_nodes, dtype=np.int64))

@@ -21,6 +21,7 @@ import torch
 from graphleaks.attacks.base import AttackScores, Challenge
 from graphleaks.attacks.edge_membership.base import EdgeAttack, LinkTargetView
 from graphleaks.errors import CapabilityError
+from graphleaks.models.link_predictor import PAIR_CHUNK
 from graphleaks.seeding import Rngs
 from graphleaks.threat import Output, ThreatModel
 
@@ -40,18 +41,28 @@ class EdgeEmbeddingSimilarityConfig:
     layer: str = ""
 
 
-def pair_similarity(emb: torch.Tensor, pairs: np.ndarray, kind: str) -> np.ndarray:
-    """Similarity of each pair's endpoint embeddings (higher = more alike), float64."""
-    z = emb.double()
-    p = torch.as_tensor(np.asarray(pairs, dtype=np.int64))
-    a, b = z[p[:, 0]], z[p[:, 1]]
-    if kind == "dot":
-        out = (a * b).sum(1)
-    elif kind == "euclidean":
-        out = -(a - b).norm(dim=1)
-    else:
-        out = torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-12)
-    return out.numpy()
+def pair_similarity(emb: torch.Tensor, pairs: np.ndarray, kind: str, *,
+                    chunk: int = PAIR_CHUNK) -> np.ndarray:
+    """Similarity of each pair's endpoint embeddings (higher = more alike), float64.
+
+    Pairs are gathered ``chunk`` at a time (each row's value is computed alone, so the
+    result does not depend on ``chunk``): two million candidates at width 128 would
+    otherwise gather 4 GB of float64 endpoint rows at once.
+    """
+    p = torch.as_tensor(np.asarray(pairs, dtype=np.int64)).reshape(-1, 2)
+    out = np.empty(len(p), dtype=np.float64)
+    for start in range(0, len(p), chunk):
+        q = p[start:start + chunk]
+        # rows upcast after the gather: the float64 copy is of the chunk, not of all nodes
+        a, b = emb[q[:, 0]].double(), emb[q[:, 1]].double()
+        if kind == "dot":
+            v = (a * b).sum(1)
+        elif kind == "euclidean":
+            v = -(a - b).norm(dim=1)
+        else:
+            v = torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-12)
+        out[start:start + len(q)] = v.numpy()
+    return out
 
 
 class EdgeEmbeddingSimilarity(EdgeAttack):
