@@ -64,6 +64,24 @@ def _sha256(path: Path) -> str:
             h.update(block)
     return h.hexdigest()
 
+def write_manifest(tmp: Path, files: dict[str, str], fields: dict[str, Any]) -> None:
+    """Write a bundle's manifest: ``fields`` plus the format, versions and file hashes.
+
+    Every bundle kind (node, link, graph) goes through here, so the fields that make a
+    bundle checkable (format, schema version, library versions, each file's SHA-256) are
+    written one way; ``files`` must already be on disk in ``tmp``.
+    """
+    manifest: dict[str, Any] = {
+        **fields,
+        "format": BUNDLE_FORMAT,
+        "schema_version": BUNDLE_SCHEMA_VERSION,
+        "versions": library_versions(),
+        "files": files,
+        "sha256": {name: _sha256(tmp / name) for name in files.values()},
+    }
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
 
 def _graph_tensors(graph: Data) -> dict[str, torch.Tensor]:
     out = {"x": graph.x, "edge_index": graph.edge_index}
@@ -133,9 +151,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
     if target.dataset.kind in CARRIED_KINDS:
         save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
         files["graph"] = GRAPH
-    manifest: dict[str, Any] = {
-        "format": BUNDLE_FORMAT,
-        "schema_version": BUNDLE_SCHEMA_VERSION,
+    write_manifest(tmp, files, {
         "defense": target.defense,
         "defense_config": target.defense_config,
         "architecture": target.spec.to_dict(),
@@ -147,11 +163,7 @@ def _write_bundle(target: TrainedTarget, tmp: Path) -> None:
         "ledger": target.ledger.to_dict(),
         "utility": target.utility,
         "training": target.training,
-        "versions": library_versions(),
-        "files": files,
-        "sha256": {name: _sha256(tmp / name) for name in files.values()},
-    }
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    })
 
 
 def _read_regular(path: Path, what: str, *, limit: int | None = None) -> bytes:
@@ -567,17 +579,14 @@ def _write_link_bundle(target: TrainedLinkTarget, tmp: Path) -> None:
     if target.dataset.kind in CARRIED_KINDS:
         save_file(_graph_tensors(target.graph), str(tmp / GRAPH))
         files["graph"] = GRAPH
-    manifest: dict[str, Any] = {
-        "format": BUNDLE_FORMAT, "schema_version": BUNDLE_SCHEMA_VERSION, "task": LINK_TASK,
+    write_manifest(tmp, files, {
+        "task": LINK_TASK,
         "defense": target.defense, "defense_config": target.defense_config,
         "architecture": target.spec.to_dict(), "in_dim": target.num_features, "out_dim": 1,
         "dataset": target.dataset.to_dict(), "fingerprint": fingerprint(target.graph),
         "seed": target.seed, "ledger": target.ledger.to_dict(), "utility": target.utility,
         "training": target.training, "edge_split": split.record(),
-        "versions": library_versions(), "files": files,
-        "sha256": {name: _sha256(tmp / name) for name in files.values()},
-    }
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    })
 
 
 def _link_split(root: Path, sums: dict[str, Any],

@@ -25,8 +25,6 @@ from torch_geometric.data import Data
 from graphleaks._limits import MAX_JSON_BYTES, loads_bounded
 from graphleaks._validation import validate
 from graphleaks.bundles import (
-    BUNDLE_FORMAT,
-    BUNDLE_SCHEMA_VERSION,
     GRAPH,
     GRAPH_TASK,
     MANIFEST,
@@ -34,9 +32,9 @@ from graphleaks.bundles import (
     WEIGHTS,
     _files,
     _read_bundle_file,
-    _sha256,
     _tensors,
     read_manifest,
+    write_manifest,
 )
 from graphleaks.bundles import bundle_task as _manifest_task
 from graphleaks.data.graphsets.record import GraphSet
@@ -46,7 +44,6 @@ from graphleaks.errors import BundleError, DataError, GraphleaksError
 from graphleaks.models.graph_classifier import GraphClassifier, GraphClassifierSpec
 from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyLedger
-from graphleaks.versions import library_versions
 
 #: Dataset kinds whose graphs travel inside the bundle (plus a set without a record).
 CARRIED_GRAPH_KINDS = ("file",)
@@ -129,9 +126,7 @@ def write_graph_bundle(target: TrainedGraphTarget, tmp: Path) -> None:
     if target.dataset is None or target.dataset.kind in CARRIED_GRAPH_KINDS:
         save_file(_carried(target.graphs), str(tmp / GRAPH))
         files["graph"] = GRAPH
-    manifest: dict[str, Any] = {
-        "format": BUNDLE_FORMAT,
-        "schema_version": BUNDLE_SCHEMA_VERSION,
+    write_manifest(tmp, files, {
         "task": GRAPH_TASK,
         "defense": target.defense,
         "defense_config": target.defense_config,
@@ -145,11 +140,7 @@ def write_graph_bundle(target: TrainedGraphTarget, tmp: Path) -> None:
         "ledger": target.ledger.to_dict(),
         "utility": target.utility,
         "training": target.training,
-        "versions": library_versions(),
-        "files": files,
-        "sha256": {name: _sha256(tmp / name) for name in files.values()},
-    }
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    })
 
 
 def _spec(raw: dict[str, Any], where: Path) -> GraphClassifierSpec:

@@ -325,6 +325,15 @@ class LinkDPSGDConfig:
                                      f"finite. Got {self.epsilon!r} instead.")
 
 
+def _edge_plan(cfg: LinkDPSGDConfig | LinkGAPEDPConfig,
+               split: EdgeMembershipSplit) -> tuple[float, DPSGDPlan]:
+    """δ (given, else the member count's default, checked in the edge unit) and the plan."""
+    m = len(split.members)
+    delta = cfg.delta if cfg.delta is not None else _auto_delta(m)
+    _check_delta(delta, m, "edge")
+    return delta, DPSGDPlan(m, cfg.batch_size, cfg.epochs)
+
+
 def _dp_train(model: LinkPredictor, x: torch.Tensor, split: EdgeMembershipSplit,
               cfg: LinkDPSGDConfig, plan: DPSGDPlan, mult: float, seed: int) -> ExecutedSGM:
     ran = train_edge_dp_sgd(model, x, split, plan=plan, lr=cfg.lr, noise_multiplier=mult,
@@ -347,10 +356,7 @@ class LinkDPSGD(LinkDefense):
     def _fit(self, graph: Data, x: torch.Tensor, split: EdgeMembershipSplit,
              spec: LinkPredictorSpec, seed: int) -> TrainedLinkTarget:
         cfg = self.config
-        m = len(split.members)
-        delta = cfg.delta if cfg.delta is not None else _auto_delta(m)
-        _check_delta(delta, m, "edge")
-        plan = DPSGDPlan(m, cfg.batch_size, cfg.epochs)
+        delta, plan = _edge_plan(cfg, split)
         mult = calibrate_noise_multiplier(lambda s: edge_sgm_event(plan, s), cfg.epsilon,
                                           delta, accountant="rdp")
         with torch_seeded(derive_seed(seed, "init")):
@@ -452,10 +458,7 @@ class LinkGAPEDP(LinkDefense):
     def _fit(self, graph: Data, x: torch.Tensor, split: EdgeMembershipSplit,
              spec: LinkPredictorSpec, seed: int) -> TrainedLinkTarget:
         cfg = self.config
-        m = len(split.members)
-        delta = cfg.delta if cfg.delta is not None else _auto_delta(m)
-        _check_delta(delta, m, "edge")
-        plan = DPSGDPlan(m, cfg.batch_size, cfg.epochs)
+        delta, plan = _edge_plan(cfg, split)
 
         def build(s: float) -> PrivacyEvent:
             return gap_link_event(s, hops=cfg.hops, rate=plan.rate, steps=plan.steps)
