@@ -61,8 +61,8 @@ work=$(mktemp -d)
 ray_tmp=$(mktemp -d /tmp/glray.XXXXXX)  # short: Ray's socket paths must fit 107 bytes
 pids=()
 # Every process of this run's cluster carries this in its environment (Ray's workers rename
-# their command line, so it cannot be found by name); only our own processes' environ is
-# readable, so nothing else on the machine matches
+# their command line, so it cannot be found by name); it names this run's own temp dir, so no
+# other process on the machine matches
 marker="GRAPHLEAKS_CI_RAY_RUN=$ray_tmp"
 leftovers() {
   local p
