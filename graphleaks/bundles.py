@@ -47,10 +47,14 @@ SPLIT = "split.json"
 #: memory) travels inside the bundle, so the bundle re-audits on a machine where those files
 #: (or their absolute paths) do not exist.
 GRAPH = "graph.safetensors"
+#: The SMILES of a carried molecule set (a graph bundle trained from a molecule file), so its
+#: audits keep scaffold slices and the ``smiles`` column of ``scores.csv``.
+SMILES = "smiles.json"
 
 
 #: Every file a bundle may hold, by its manifest key. A manifest naming anything else is refused.
-BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": GRAPH}
+BUNDLE_FILES = {"weights": WEIGHTS, "split": SPLIT, "extras": EXTRAS, "graph": GRAPH,
+                "smiles": SMILES}
 #: Largest manifest read; a real one is a few kB, a hostile one may be anything.
 MAX_MANIFEST_BYTES = 16 << 20
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -28,6 +28,7 @@ from graphleaks.bundles import (
     GRAPH,
     GRAPH_TASK,
     MANIFEST,
+    SMILES,
     SPLIT,
     WEIGHTS,
     _files,
@@ -45,6 +46,8 @@ from graphleaks.models.graph_classifier import GraphClassifier, GraphClassifierS
 from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget
 from graphleaks.privacy.ledger import PrivacyLedger
 
+#: Longest SMILES string a bundle may carry (a real one is well under a thousand).
+_MAX_SMILES = 10_000
 #: Dataset kinds whose graphs travel inside the bundle (plus a set without a record).
 CARRIED_GRAPH_KINDS = ("file",)
 
@@ -74,7 +77,25 @@ def _carried(graphs: GraphSet) -> dict[str, torch.Tensor]:
     return {k: v.detach().contiguous().cpu() for k, v in out.items()}
 
 
-def _uncarried(t: dict[str, torch.Tensor], class_names: list[str], where: Path) -> GraphSet:
+def _smiles(root: Path, sums: dict[str, Any]) -> list[str]:
+    """The carried SMILES list, checked like user input (one string per graph is checked by
+    :meth:`GraphSet.from_graphs`)."""
+    where = root / SMILES
+    try:
+        raw = loads_bounded(_read_bundle_file(root, SMILES, sums), str(where),
+                            max_bytes=MAX_JSON_BYTES, error=BundleError)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BundleError(f"{where} is not valid JSON; re-create the bundle with "
+                          "`graphleaks train`") from None
+    if not isinstance(raw, list) or not all(isinstance(v, str) and len(v) <= _MAX_SMILES
+                                            for v in raw):
+        raise BundleError(f"{where}: not a list of SMILES strings; re-create the bundle with "
+                          "`graphleaks train`")
+    return raw
+
+
+def _uncarried(t: dict[str, torch.Tensor], class_names: list[str], where: Path,
+               smiles: list[str] | None = None) -> GraphSet:
     """The graph set of ``graph.safetensors``, checked like user input."""
     def bad(what: str) -> BundleError:
         return BundleError(f"{where}: {what}; re-create the bundle with `graphleaks train`")
@@ -107,7 +128,7 @@ def _uncarried(t: dict[str, torch.Tensor], class_names: list[str], where: Path) 
             d.edge_attr = attr[e_lo:e_hi]
         graphs.append(d)
     try:  # ids in range, finite features, labels within the classes
-        return GraphSet.from_graphs(graphs, class_names, source=str(where))
+        return GraphSet.from_graphs(graphs, class_names, source=str(where), smiles=smiles)
     except DataError as exc:
         raise BundleError(str(exc)) from None
 
@@ -126,6 +147,9 @@ def write_graph_bundle(target: TrainedGraphTarget, tmp: Path) -> None:
     if target.dataset is None or target.dataset.kind in CARRIED_GRAPH_KINDS:
         save_file(_carried(target.graphs), str(tmp / GRAPH))
         files["graph"] = GRAPH
+        if target.graphs.smiles is not None:
+            (tmp / SMILES).write_text(json.dumps(list(target.graphs.smiles)))
+            files["smiles"] = SMILES
     write_manifest(tmp, files, {
         "task": GRAPH_TASK,
         "defense": target.defense,
@@ -202,7 +226,8 @@ def load_graph_bundle(path: str | Path, *, data_root: str | Path | None = None,
     except DataError as exc:
         raise BundleError(f"{where}: {exc}") from None
     if "graph" in files:
-        graphs = _uncarried(_tensors(root, GRAPH, sums), names, root / GRAPH)
+        graphs = _uncarried(_tensors(root, GRAPH, sums), names, root / GRAPH,
+                            _smiles(root, sums) if "smiles" in files else None)
     elif ref is None or ref.kind in CARRIED_GRAPH_KINDS:
         raise BundleError(f"bundle {root} does not carry its graph set; re-create it with "
                           "`graphleaks train`")

@@ -119,3 +119,18 @@ def test_carried_graphs_are_checked_like_input(target, tmp_path) -> None:
     (path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BundleError, match="outside the graph"):
         load_graph_bundle(path)
+
+
+def test_a_carried_molecule_set_keeps_its_smiles(target, tmp_path) -> None:
+    import dataclasses
+
+    smiles = [f"C{'C' * (i % 5)}O" for i in range(len(target.graphs))]
+    mol = dataclasses.replace(target, dataset=None,
+                              graphs=dataclasses.replace(target.graphs, smiles=tuple(smiles)))
+    path = save_bundle(mol, tmp_path / "b")
+    assert json.loads((path / "smiles.json").read_text()) == smiles
+    assert load_graph_bundle(path).graphs.smiles == tuple(smiles)
+    # the list is checksummed and checked like user input
+    (path / "smiles.json").write_text(json.dumps(smiles[:-1]))
+    with pytest.raises(BundleError, match="sha256|checksum"):
+        load_graph_bundle(path)

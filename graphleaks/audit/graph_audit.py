@@ -343,7 +343,9 @@ def graph_summary(target: GraphTarget) -> TargetSummary:
                                                           y[target.non_members])
     counts = gs.class_counts()
     return TargetSummary(
-        architecture=json_safe({"model": target.model_class, "task": "graph classification",
+        # "arch" is what every report reader requires (check, results, sweeps): the class
+        architecture=json_safe({"arch": target.model_class.rsplit(".", 1)[-1],
+                                "model": target.model_class, "task": "graph classification",
                                 "embedding_layer": target.interface.embedding_layer}),
         defense="none" if target.ledger.unit.value == "none" else "dp",
         defense_config={},

@@ -94,6 +94,9 @@ class TargetSpec:
         architecture: Overrides of :class:`~graphleaks.models.gnn.ArchitectureSpec`.
         synthetic: With ``dataset = "synthetic"``: arguments of
             :func:`graphleaks.data.synthetic.csbm` (``num_nodes``, ``seed``, ...).
+        task: ``node``, ``link`` or ``graph`` (see :mod:`graphleaks.audit.task_spec`).
+        split: Link and graph targets: their split's fields (edge split kind, non-member
+            sampling...; member and validation fractions of the graphs).
     """
 
     dataset: str = "cora"
@@ -104,6 +107,8 @@ class TargetSpec:
     defense_params: dict[str, Any] = field(default_factory=dict)
     architecture: dict[str, Any] = field(default_factory=dict)
     synthetic: dict[str, Any] = field(default_factory=dict)
+    task: str = "node"
+    split: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,9 @@ class AuditSpec:
         """JSON-safe dictionary (without ``source``)."""
         d = dataclasses.asdict(self)
         d.pop("source", None)
+        if d["target"]["task"] == "node":  # a node spec keeps the hash it had before tasks
+            d["target"].pop("task")
+            d["target"].pop("split")
         return json.loads(json.dumps(d, default=str))
 
     def hash(self) -> str:
@@ -169,6 +177,15 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
 
     t = _table(raw, where)
     _no_unknown(t, {f.name for f in dataclasses.fields(TargetSpec)}, where)
+    from graphleaks.audit.task_spec import check_task, parse_task_target
+
+    task = check_task(t.get("task", "node"), f"{where}.task")
+    if task != "node":  # the link and graph tasks' own registries and model specs
+        return parse_task_target(t, where, task)
+    if "split" in t:
+        raise InvalidConfigError(f"{where}.split applies to link and graph targets (task = "
+                                 "\"link\" or \"graph\"); a node target's split is "
+                                 "graphleaks' inductive default; drop it")
     dataset = _typed(t, "dataset", str, where, "cora")
     if dataset not in datasets:
         raise InvalidConfigError(f"{where}.dataset: unknown dataset {dataset!r}; choose one "
@@ -217,13 +234,16 @@ def parse_target(raw: Any, where: str = "target") -> TargetSpec:
     )
 
 
-def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]:
-    """Validate an ``[attacks]`` table: one sub-table of parameters per attack name."""
+def parse_attacks(raw: Any, where: str = "attacks", *,
+                  task: str = "node") -> dict[str, dict[str, Any]]:
+    """Validate an ``[attacks]`` table: one sub-table of parameters per attack name, each
+    an attack of ``task``'s registry."""
     from graphleaks._params import Owner, resolve_fields
     from graphleaks._validation import validate
-    from graphleaks.attacks import registry as attacks
+    from graphleaks.audit.task_spec import TASK_WORDS, attack_registry
     from graphleaks.plugins import check_used
 
+    attacks = attack_registry(task)
     t = _table(raw, where)
     if not t:
         raise InvalidConfigError(f"{where}: name at least one attack, e.g. "
@@ -233,6 +253,10 @@ def parse_attacks(raw: Any, where: str = "attacks") -> dict[str, dict[str, Any]]
         try:
             cls = attacks.get(name)
         except InvalidConfigError as exc:
+            if task != "node":  # a node attack's name in a link or graph spec, said so
+                raise InvalidConfigError(
+                    f"{where}.{str(name)[:40]}: not an attack of {TASK_WORDS[task]}; choose "
+                    f"among {', '.join(attacks.names())}") from None
             raise _wrap(f"{where}.{name}", exc) from None
         p = _table(params, f"{where}.{name}")
         try:
@@ -260,7 +284,7 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
     if version != SPEC_VERSION:
         raise InvalidConfigError(f"spec.spec_version: this graphleaks reads version "
                                  f"{SPEC_VERSION}, got {version!r}")
-    target = parse_target(raw.get("target", {}))
+    target = parse_target(_with_bundle_task(raw.get("target", {}), source))
     a = _table(raw.get("audit", {}), "audit")
     _no_unknown(a, {"seed", "n_bootstrap", "query_graph", "metrics", "defense_aware",
                     "compare_unit"}, "audit")
@@ -277,7 +301,13 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
         raise InvalidConfigError(f"audit.query_graph must be one of {', '.join(views)}, "
                                  f"got {query_graph!r}")
     metrics = _parse_metrics(a.get("metrics", list(DEFAULT_METRICS)), "audit.metrics")
-    attacks = parse_attacks(raw.get("attacks", {"confidence_mia": {}}))
+    if target.task != "node":
+        from graphleaks.audit.task_spec import DEFAULT_ATTACK, check_task_audit
+
+        check_task_audit(target.task, query_graph=query_graph, defense_aware=defense_aware,
+                         compare_unit=compare_unit)
+    default_attack = "confidence_mia" if target.task == "node" else DEFAULT_ATTACK[target.task]
+    attacks = parse_attacks(raw.get("attacks", {default_attack: {}}), task=target.task)
     gate = parse_gate(raw.get("gate", {}))
     for th in gate.thresholds:
         if th.attack is not None and th.attack not in attacks:
@@ -287,6 +317,33 @@ def parse_spec(raw: Mapping[str, Any], *, source: str | None = None) -> AuditSpe
     return AuditSpec(target=target, attacks=attacks, seed=seed, n_bootstrap=n_boot,
                      query_graph=query_graph, metrics=metrics, gate=gate, source=source,
                      defense_aware=defense_aware, compare_unit=compare_unit)
+
+
+def _with_bundle_task(raw: Any, source: str | None) -> Any:
+    """``[target]`` with the task of its ``bundle`` when the table names none, so a link or
+    graph bundle's spec validates its attacks in its own task; a task that disagrees with
+    the bundle's is refused. An unreadable bundle is left to the node path (which reports
+    it when loading, as before tasks)."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("bundle"), str):
+        return raw
+    from graphleaks.errors import BundleError
+    from graphleaks.graph_bundles import bundle_task
+
+    path = Path(raw["bundle"])
+    if source is not None and not path.is_absolute():
+        path = Path(source).parent / path
+    try:
+        found: str | None = bundle_task(path)
+    except BundleError:
+        found = None
+    if found in (None, "node") and "task" not in raw:
+        return raw
+    if "task" not in raw:
+        return {**raw, "task": found}
+    if found is not None and raw["task"] != found:
+        raise InvalidConfigError(f"target.task: the bundle holds a {found} target, and the "
+                                 f"spec says task = {str(raw['task'])[:20]!r}; fix one of them")
+    return raw
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -370,6 +427,10 @@ def run_spec(spec: AuditSpec, *, device: str = "cpu",
     from graphleaks.attacks import registry as attacks
     from graphleaks.audit.runner import run_audit
 
+    if spec.target.task != "node":  # a link or graph spec: its task's audit
+        from graphleaks.audit.task_spec import run_task_spec
+
+        return run_task_spec(spec, device=device, overrides=overrides).report
     over = dict(overrides or {})
     unknown = sorted(set(over) - {"seed", "n_bootstrap", "query_graph"})
     if unknown:

@@ -139,7 +139,7 @@ def audit_trained_graph_target(
         run.report.target, defense=target.defense,
         defense_config=json_safe(dict(target.defense_config)),
         training=json_safe(dict(target.training)),
-        architecture=json_safe({**run.report.target.architecture,
+        architecture=json_safe({**run.report.target.architecture, "arch": target.spec.arch,
                                 "spec": dataclasses.asdict(target.spec)}))
     return AuditRun(dataclasses.replace(run.report, target=summary), run.tables)
 
@@ -166,7 +166,8 @@ def task_canary_audit(target: TrainedLinkTarget | TrainedGraphTarget, *, num_can
 
     if attack != "auto":
         raise InvalidConfigError("--canary-attack does not apply to a graph canary audit (it "
-                                 "scores each canary graph by its loss); drop it")
+                                 "scores DP-SGD's gradient canaries by update projection, "
+                                 "other defenses' canary graphs by loss); drop it")
     return graph_canary_audit(target.graphs, defense=target.defense,
                               defense_params=dict(target.defense_config), spec=target.spec,
                               split=target.split, num_canaries=num_canaries,

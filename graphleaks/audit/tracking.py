@@ -185,6 +185,7 @@ def audit_params(report: AuditReport) -> dict[str, str]:
         "dataset": (t.dataset or {}).get("name"), "fingerprint": t.fingerprint,
         "epsilon": report.ledger.to_dict()["epsilon"],
         "suite": report.config.get("suite"),
+        "task": report.config.get("task"),  # link, graph; a node report names none
     }
     for k, v in t.defense_config.items():
         params[f"defense.{k}"] = v
@@ -274,7 +275,7 @@ class MlflowTracker:
                                   f"{row.get('attack')} seed={row.get('seed')}")
         with run:
             mlflow.log_params({k: str(row.get(k)) for k in ("defense", "epsilon", "attack",
-                                                             "seed", "config_hash")
+                                                             "seed", "config_hash", "task")
                                if row.get(k) is not None})
             from graphleaks.report.records import decode_metrics
 

@@ -271,7 +271,8 @@ def _sweep_rows(path: Path | None) -> Any:
         raise InvalidConfigError(f"--sweep-results {path} does not exist; run graphleaks "
                                  "sweep first or drop the option")
     with ResultsStore(path) as store:
-        return compact_sweep_rows(store.rows(status="done"))
+        # a link or graph sweep's rows advise no node target
+        return compact_sweep_rows([r for r in store.rows(status="done") if r["task"] == "node"])
 
 
 def _params_used(params: dict[str, dict[str, Any]], attack_objs: list[Any] | None,

@@ -51,12 +51,17 @@ EmbeddingLayer = Annotated[list[str] | None, typer.Option(
     rich_help_panel=MODEL)]
 ModelTask = Annotated[str, typer.Option(
     "--task", help="What the model does: node (a node classifier on --edges/--features/"
-                   "--labels) or graph (a graph classifier called as model(x, edge_index, "
+                   "--labels), graph (a graph classifier called as model(x, edge_index, "
                    "batch) on the graph set --dataset or --graphs; the id files list graph "
-                   "ids).", rich_help_panel=MODEL)]
+                   "ids) or link (a pair scorer called as model(x, edge_index, pairs) on "
+                   "--edges/--features; the member files list edges).", rich_help_panel=MODEL)]
 GraphSetFile = Annotated[Path | None, typer.Option(
     "--graphs", help="--task graph: the graph set, a SMILES (.smi) or SDF file (needs "
                      "graphleaks[molecules]) or a TU-format folder.", rich_help_panel=o.GRAPH)]
+PairsLayout = Annotated[str | None, typer.Option(
+    "--pairs-layout", help="--task link: how the model takes pairs, columns ([2, P], PyG's "
+                           "edge_label_index; the default) or rows ([P, 2]).",
+    rich_help_panel=MODEL)]
 OnInvalid = Annotated[str | None, typer.Option(
     "--on-invalid", help="--task graph with a molecule file: refuse (default) or skip a "
                          "molecule RDKit cannot parse (each skip is counted).",
@@ -75,13 +80,17 @@ def audit_model(
     show_progress: o.Progress = None, mlflow: o.Mlflow = False, verbose: o.Verbose = False,
     task: ModelTask = "node", dataset: o.Dataset = None, data_root: o.DataRoot = None,
     graphs: GraphSetFile = None, on_invalid: OnInvalid = None,
+    pairs_layout: PairsLayout = None,
 ) -> None:
     """Audit a saved model from another pipeline (.pt2, .onnx or a state_dict).
 
     The model is served on the graph --edges/--features/--labels, with the split --members
-    and --non-members (--task graph: a graph classifier on --dataset or --graphs).
+    and --non-members (--task graph: a graph classifier on --dataset or --graphs; --task
+    link: a pair scorer on --edges/--features, with member and non-member edge files).
     """
     output = o.OutputOptions.parse(out, json_out, quiet, show_progress, mlflow, verbose)
+    if pairs_layout is not None and task != "link":
+        raise InvalidConfigError("--pairs-layout applies to --task link only; drop it")
     if task == "graph":
         from graphleaks.cli.audit_model_graph import run_graph_model_audit
 
@@ -92,8 +101,21 @@ def audit_model(
             o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output)
         output.publish(run.report)
         return
+    if task == "link":  # a pair scorer: edge files as members (cli/audit_model_link.py)
+        from graphleaks.cli.audit_model_link import run_link_model_audit
+
+        run = run_link_model_audit(
+            model, model_class, model_kwargs, model_output, pairs_layout,
+            tuple(embedding_layer or ()), o.GraphSource(dataset, data_root, edges, features,
+                                                        labels),
+            o.MembershipFiles(members, non_members, None),
+            o.AuditBudgets.parse(attack, suite, param, n_bootstrap, seed), output,
+            unused={"--population": population, "--labels": labels, "--graphs": graphs,
+                    "--on-invalid": on_invalid, "--query-budgets": query_budgets})
+        output.publish(run.report)
+        return
     if task != "node":
-        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node or graph")
+        raise InvalidConfigError(f"--task {task[:20]!r} is unknown; choose node, link or graph")
     if dataset is not None or data_root is not None or graphs is not None \
             or on_invalid is not None:
         raise InvalidConfigError("--dataset/--data-root/--graphs/--on-invalid name a graph set "

@@ -51,6 +51,14 @@ def run_spec_audit(spec_file: Path, overrides: dict[str, Any], training: o.Train
     spec = load_spec(spec_file)  # a bad spec fails before any work
     output.before_work()  # an unreachable MLflow store fails before any work too
     device = training.device or "cpu"
+    if spec.target.task != "node":  # a link or graph spec: its scores.csv lists the pairs
+        from graphleaks.audit.task_spec import run_task_spec
+
+        with progress_display(output.bars):
+            run = run_task_spec(spec, device=device, overrides=overrides)
+        write_report(run.report, output.out, html=True, scores=run.tables)
+        output.publish(run.report)
+        return
     with progress_display(output.bars):
         report = run_spec(spec, device=device, overrides=overrides)
     report.config["device"] = device

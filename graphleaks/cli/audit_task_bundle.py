@@ -120,7 +120,8 @@ def run_task_bundle_audit(
         if u != unit:
             raise _refuse(f"--canary-audit {u[:20]}", task, f"its canary unit is {unit}")
     if task == "graph" and canary.units and canary.attack != "auto":
-        raise _refuse("--canary-attack", task, "a graph canary is scored by its loss")
+        raise _refuse("--canary-attack", task, "a graph canary's scoring follows its kind "
+                      "(update projection for DP-SGD's gradient canaries, loss otherwise)")
     if canary.units:  # the canary count and scoring, before the audit's work
         from graphleaks._validation import validate
         from graphleaks.audit.graph_canary import GraphCanaryConfig

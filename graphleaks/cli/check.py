@@ -57,7 +57,7 @@ def check(
 ) -> None:
     """Gate a report on privacy thresholds and a baseline; exit 3 when one is crossed.
 
-    Thresholds may name a slice of the per-node risk section, e.g.
+    Thresholds may name a slice of the per-node (per-edge, per-graph) risk section, e.g.
     ``--max 'confidence_mia[degree<=2].tpr@1%fpr=0.1'``.
     """
     from graphleaks._outputs import OutputFile, append_output_file, publish_files

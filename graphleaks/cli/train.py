@@ -62,7 +62,7 @@ def train(
         return train_graph(ctx, task=task, out=out, dataset=dataset, data_root=data_root,
                            graphs=graphs, on_invalid=on_invalid, arch=arch, defense=defense,
                            train_frac=train_frac, epochs=epochs, epsilon=epsilon, delta=delta,
-                           overwrite=overwrite, seed=seed, verbose=verbose)
+                           overwrite=overwrite, seed=seed, verbose=verbose, param=param)
     from graphleaks._outputs import BUNDLE, check_output_dir
     from graphleaks._validation import validate
     from graphleaks.audit.runner import train_target

@@ -15,7 +15,7 @@ import typer
 from graphleaks.errors import InvalidConfigError
 
 #: Node-only options of ``graphleaks train`` and their defaults (refused with --task graph).
-_NODE_ONLY = ("edges", "features", "labels", "protocol", "param", "device")
+_NODE_ONLY = ("edges", "features", "labels", "protocol", "device")
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -26,7 +26,7 @@ def train_graph(ctx: typer.Context, *, task: str, out: Path, dataset: str | None
                 data_root: Path | None, graphs: Path | None, on_invalid: str | None,
                 arch: str, defense: str, train_frac: float, epochs: int,
                 epsilon: float | None, delta: float | None, overwrite: bool, seed: int,
-                verbose: bool) -> None:
+                verbose: bool, param: list[str] | None = None) -> None:
     """Train a graph-classification target and save it as a bundle (task ``graph``).
 
     Raises:
@@ -57,34 +57,40 @@ def train_graph(ctx: typer.Context, *, task: str, out: Path, dataset: str | None
         raise BundleError(f"{out} already exists; choose another path or pass --overwrite")
     check_output_dir(out, BUNDLE, overwrite=overwrite)  # before any training
 
-    from graphleaks._validation import validate
+    from graphleaks.audit.task_spec import graph_cli_params, graph_spec
     from graphleaks.bundles import save_bundle
     from graphleaks.data.graphsets.named import named_graph_set
     from graphleaks.data.graphsets.ref import GraphSetRef
     from graphleaks.defenses.graph_base import graph_registry, train_graph_target
-    from graphleaks.models.graph_classifier import GRAPH_ARCHITECTURES, GraphClassifierSpec
+    from graphleaks.models.graph_classifier import GRAPH_ARCHITECTURES
     from graphleaks.models.trained_graph_target import GraphSplit
 
     d_cls = graph_registry.get(defense)
-    dparams: dict[str, float] = {}
+    arch = arch if _given(ctx, "arch") else "gin"
+    if arch not in GRAPH_ARCHITECTURES:
+        raise InvalidConfigError(f"--arch for --task graph must be one of "
+                                 f"{', '.join(GRAPH_ARCHITECTURES)}, got {arch[:20]!r}")
+    # --param dp_sgd.FIELD=... and gin.FIELD=...: typed and checked in one place
+    dparams, over = graph_cli_params(list(param or []), defense=d_cls.name, arch=arch)
     for name, value in (("epsilon", epsilon), ("delta", delta)):
         if value is not None:
             if d_cls.name == "none":
                 raise InvalidConfigError(f"defense 'none' takes no --{name}; use --defense "
                                          "dp_sgd for a private graph classifier")
+            if name in dparams and dparams[name] != value:
+                raise InvalidConfigError(f"--{name} and --param {d_cls.name}.{name} disagree; "
+                                         "give one of them")
             dparams[name] = value
     d = d_cls(**dparams)
     d.validate()
-    arch = arch if _given(ctx, "arch") else "gin"
-    if arch not in GRAPH_ARCHITECTURES:
-        raise InvalidConfigError(f"--arch for --task graph must be one of "
-                                 f"{', '.join(GRAPH_ARCHITECTURES)}, got {arch[:20]!r}")
     # defaults of the node command do not fit: fewer epochs, and half the graphs members
-    if not _given(ctx, "epochs"):
-        epochs = 30 if d.name == "dp_sgd" else 100
+    if _given(ctx, "epochs"):
+        if "epochs" in over:
+            raise InvalidConfigError(f"--epochs and --param {arch}.epochs both set the epochs; "
+                                     "give one of them")
+        over["epochs"] = epochs
     frac = train_frac if _given(ctx, "train_frac") else 0.5
-    spec = validate(GraphClassifierSpec(arch=arch, epochs=epochs,
-                                        batch_size=64 if d.name == "dp_sgd" else 32))
+    spec = graph_spec(d.name, arch, over, where="--param")
     if graphs is not None:
         ref = GraphSetRef.file(graphs, on_invalid=on_invalid or "refuse")
     else:

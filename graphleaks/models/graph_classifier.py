@@ -106,6 +106,74 @@ def collate(graphs: Sequence[Data]) -> GraphBatch:
     return GraphBatch(x, edge_index, batch, y, len(graphs))
 
 
+@dataclass(frozen=True)
+class GraphStore:
+    """Graphs concatenated once, so that a batch is gathered by index, not by a loop.
+
+    Training visits every graph once per epoch in a new order; collating each batch graph
+    by graph (reading attributes of PyG ``Data`` objects in Python) cost about as much as
+    the model's own forward pass on molecule-sized graphs. :meth:`batch` builds the very
+    tensors :func:`collate` builds for the same graphs in the same order (same values,
+    dtypes and node order), from the concatenated ones.
+
+    Attributes:
+        x: ``[total_nodes, F]`` node features of every graph, in graph order.
+        edge_index: ``[2, total_edges]`` edges with each graph's own (local) node ids.
+        y: ``[num_graphs]`` class ids.
+        num_nodes: ``[num_graphs]`` nodes per graph.
+        num_edges: ``[num_graphs]`` edges per graph.
+        node_start: ``[num_graphs]`` row of each graph's first node in ``x``.
+        edge_start: ``[num_graphs]`` column of each graph's first edge.
+    """
+
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    y: torch.Tensor
+    num_nodes: torch.Tensor
+    num_edges: torch.Tensor
+    node_start: torch.Tensor
+    edge_start: torch.Tensor
+
+    @classmethod
+    def of(cls, graphs: Sequence[Data]) -> GraphStore | None:
+        """The store of ``graphs``, or None where :func:`collate` must serve them itself.
+
+        None for no graphs, mixed feature or edge dtypes (``torch.cat`` of a batch would
+        promote them batch by batch), or a graph whose ``y`` is not one class id.
+        """
+        if not graphs:
+            return None
+        xs = [g.x for g in graphs]
+        eis = [g.edge_index for g in graphs]
+        ys = [g.y.view(-1) for g in graphs]
+        if (len({t.dtype for t in xs}) != 1 or len({t.dtype for t in eis}) != 1
+                or len({t.dtype for t in ys}) != 1 or any(t.numel() != 1 for t in ys)):
+            return None
+        n = torch.tensor([int(g.num_nodes) for g in graphs], dtype=torch.long)
+        e = torch.tensor([int(t.shape[1]) for t in eis], dtype=torch.long)
+        return cls(torch.cat(xs, dim=0), torch.cat(eis, dim=1), torch.cat(ys), n, e,
+                   torch.cumsum(n, 0) - n, torch.cumsum(e, 0) - e)
+
+    def __len__(self) -> int:
+        return int(self.num_nodes.shape[0])
+
+    def batch(self, ids: torch.Tensor) -> GraphBatch:
+        """The batch of graphs ``ids`` (in that order), equal to :func:`collate`'s."""
+        ids = ids.to(torch.long)
+        n, e = self.num_nodes[ids], self.num_edges[ids]
+        offsets = torch.cumsum(n, 0) - n  # each graph's first node in the batch
+        total_n, total_e = int(n.sum()), int(e.sum())
+        # row j of the batch is row j - offset + start of its graph in the store
+        node_rows = (torch.repeat_interleave(self.node_start[ids] - offsets, n, output_size=total_n)
+                     + torch.arange(total_n))
+        edge_cols = (torch.repeat_interleave(self.edge_start[ids] - (torch.cumsum(e, 0) - e), e,
+                                             output_size=total_e) + torch.arange(total_e))
+        edge_index = self.edge_index[:, edge_cols] + torch.repeat_interleave(
+            offsets, e, output_size=total_e)
+        batch = torch.repeat_interleave(torch.arange(len(ids)), n, output_size=total_n)
+        return GraphBatch(self.x[node_rows], edge_index, batch, self.y[ids], len(ids))
+
+
 class GINLayer(nn.Module):
     """GIN-0: ``MLP(h_i + Σ_{j∈N(i)} h_j)`` with a two-layer MLP."""
 
@@ -217,21 +285,27 @@ def new_graph_classifier(spec: GraphClassifierSpec, in_dim: int, num_classes: in
 
 
 @torch.no_grad()
-def predict_graph_logits(model: nn.Module, graphs: Sequence[Data], *,
+def predict_graph_logits(model: nn.Module, graphs: Sequence[Data] | GraphStore, *,
                          batch_size: int = 256) -> torch.Tensor:
-    """Logits of every graph, ``[len(graphs), C]``, in eval mode."""
+    """Logits of every graph, ``[len(graphs), C]``, in eval mode (``graphs`` may be a
+    :class:`GraphStore` of labelled graphs, gathered without a loop over them)."""
     model.eval()
     rows = []
     for start in range(0, len(graphs), batch_size):
-        b = collate(graphs[start:start + batch_size])
+        if isinstance(graphs, GraphStore):
+            b = graphs.batch(torch.arange(start, min(start + batch_size, len(graphs))))
+        else:
+            b = collate(graphs[start:start + batch_size])
         rows.append(model(b.x, b.edge_index, b.batch, b.num_graphs))
     return torch.cat(rows)
 
 
-def graph_accuracy(model: nn.Module, graphs: Sequence[Data]) -> float:
+def graph_accuracy(model: nn.Module, graphs: Sequence[Data] | GraphStore) -> float:
     """Accuracy of ``model`` on ``graphs`` (through :func:`graphleaks.metrics.accuracy`)."""
     pred = predict_graph_logits(model, graphs).argmax(1).numpy()
-    return accuracy(np.asarray([int(g.y) for g in graphs]), pred)
+    y = (graphs.y.numpy() if isinstance(graphs, GraphStore)
+         else np.asarray([int(g.y) for g in graphs]))
+    return accuracy(y, pred)
 
 
 @dataclass(frozen=True)
@@ -274,18 +348,23 @@ def train_graph_classifier(
     order_gen = torch.Generator().manual_seed(derive_seed(seed, "shuffle"))
     best_acc, best_epoch, best_state = -1.0, 0, None
     epoch = 0
+    # concatenated once: the same batches as collate's, without a loop over graphs per batch
+    store = GraphStore.of(train)
+    val_store = GraphStore.of(val) if val else None
     with torch_seeded(derive_seed(seed, "train")):
         for epoch in progress(range(1, spec.epochs + 1), desc="training graph classifier"):
             model.train()
-            perm = torch.randperm(len(train), generator=order_gen).tolist()
+            perm = torch.randperm(len(train), generator=order_gen)
             for start in range(0, len(perm), spec.batch_size):
-                b = collate([train[i] for i in perm[start:start + spec.batch_size]])
+                part = perm[start:start + spec.batch_size]
+                b = (store.batch(part) if store is not None
+                     else collate([train[i] for i in part.tolist()]))
                 opt.zero_grad()
                 F.cross_entropy(model(b.x, b.edge_index, b.batch, b.num_graphs), b.y).backward()
                 opt.step()
             if not val:
                 continue
-            acc = graph_accuracy(model, val)
+            acc = graph_accuracy(model, val_store if val_store is not None else val)
             if acc > best_acc:
                 best_acc, best_epoch = acc, epoch
                 best_state = copy.deepcopy(model.state_dict())

@@ -16,7 +16,10 @@ by the expected batch size (Opacus' ``loss_reduction="mean"``). Batches are Pois
 drawn by :class:`~graphleaks.models.dp_sgd.PoissonBatchSampler` from a
 :class:`~graphleaks.models.dp_sgd.DPSGDPlan` over the training graphs; every drawn batch,
 an empty one included, is one noised step. The ledger (:func:`graph_dp_sgd_ledger`) accounts
-the sampler that ran (:class:`~graphleaks.models.dp_sgd.ExecutedSGM`), not the plan.
+the sampler that ran (:class:`~graphleaks.models.dp_sgd.ExecutedSGM`), not the plan. A
+white-box audit hands the trainer gradient canaries
+(:mod:`graphleaks.models.gradient_canaries`): samples with a fixed clipped gradient that the
+same sampler draws, and a view of every step's noised sum.
 
 Example:
     >>> from graphleaks.models.dp_sgd import DPSGDPlan
@@ -29,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -41,6 +45,7 @@ from torch.func import functional_call, grad, vmap
 from torch_geometric.data import Data
 
 from graphleaks.models.dp_sgd import DPSGDPlan, ExecutedSGM, PoissonBatchSampler
+from graphleaks.models.gradient_canaries import GradientCanaryProbe, active_probe
 from graphleaks.privacy.accounting import Accountant
 from graphleaks.privacy.calibration import calibrate_noise_multiplier
 from graphleaks.privacy.events import (
@@ -153,7 +158,7 @@ class GraphDPSGDRun:
 def train_graph_dp_sgd(
     model: nn.Module, train: Sequence[Data], *, plan: DPSGDPlan, lr: float,
     noise_multiplier: float, max_grad_norm: float, seed: int,
-    per_sample: PerSample = "vmap",
+    per_sample: PerSample = "vmap", probe: GradientCanaryProbe | None = None,
 ) -> GraphDPSGDRun:
     """Train ``model`` with per-graph DP-SGD (Adam on the noised mean gradient).
 
@@ -166,6 +171,10 @@ def train_graph_dp_sgd(
         max_grad_norm: Per-graph clipping norm.
         seed: Seeds the sampler (``sampling``), the noise (``noise``) and dropout.
         per_sample: How per-graph gradients are computed (``vmap`` or ``loop``).
+        probe: Gradient canaries of a white-box audit (see
+            :mod:`graphleaks.models.gradient_canaries`); None uses the probe active in
+            this context, if any. Its samples in ``train`` get their fixed clipped
+            gradient instead of a forward pass, and it sees every step's noised sum.
 
     Returns:
         A :class:`GraphDPSGDRun` whose ``executed`` record is what the ledger accounts.
@@ -184,23 +193,52 @@ def train_graph_dp_sgd(
     names = [k for k, p in model.named_parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     expected = max(1.0, plan.rate * plan.num_samples)
+    probe = probe if probe is not None else active_probe()
+    if probe is not None:
+        probe.bind(sum(p.numel() for p in params))
     with torch_seeded(derive_seed(seed, "train")):
         model.train()
         for idx in sampler:
+            hits: list[int] = []
+            if probe is not None:  # canary samples never reach the model
+                marks = [probe.canary_of(train[int(i)]) for i in idx]
+                hits = [j for j in marks if j is not None]
+                idx = idx[torch.as_tensor([j is None for j in marks], dtype=torch.bool)]
             if len(idx):
                 summed = clip_and_sum(per_graph_gradients(
                     model, [train[int(i)] for i in idx], per_sample=per_sample), max_grad_norm)
             else:  # an empty batch is still a step: pure noise
                 summed = {k: torch.zeros_like(p) for k, p in zip(names, params, strict=True)}
+            if probe is not None:
+                summed = _with_canaries(probe, summed, names, hits, max_grad_norm)
+            noised: Grads = {}
             for k, p in zip(names, params, strict=True):
                 noise = torch.normal(0.0, noise_multiplier * max_grad_norm, size=p.shape,
                                      generator=noise_gen)
-                p.grad = (summed[k] + noise) / expected
+                noised[k] = summed[k] + noise
+                p.grad = noised[k] / expected
+            if probe is not None:
+                probe.observe(torch.cat([noised[k].reshape(-1) for k in names]))
             opt.step()
     model.eval()
     return GraphDPSGDRun(ExecutedSGM(rate=sampler.rate, steps=sampler.draws),
                          float(noise_multiplier), float(max_grad_norm),
                          time.perf_counter() - wall, time.process_time() - cpu)
+
+
+def _with_canaries(probe: GradientCanaryProbe, summed: Grads, names: list[str],
+                   hits: list[int], max_grad_norm: float) -> Grads:
+    """The clipped sum with the drawn canaries' gradients added, in the flat order the
+    probe's coordinates index (``names``' order, each parameter flattened)."""
+    flat = torch.cat([summed[k].reshape(-1) for k in names]).clone()
+    probe.add_canaries(flat, hits, max_grad_norm)
+    out: Grads = {}
+    start = 0
+    for k in names:
+        n = summed[k].numel()
+        out[k] = flat[start:start + n].view_as(summed[k])
+        start += n
+    return out
 
 
 def graph_dp_sgd_event(executed: ExecutedSGM, noise_multiplier: float) -> PrivacyEvent:
@@ -231,6 +269,14 @@ def calibrate_graph_noise(plan: DPSGDPlan, *, epsilon: float, delta: float,
     Raises:
         InvalidConfigError: If ε or δ is out of range or unreachable.
     """
+    return _calibrated(plan.rate, plan.steps, epsilon, delta, accountant)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrated(rate: float, steps: int, epsilon: float, delta: float,
+                accountant: Accountant) -> float:
+    # a pure function of its arguments, and seconds of bisection over the accountant: an
+    # audit that retrains the same plan (canary audits, seeds of one grid) calibrates once
     return calibrate_noise_multiplier(
-        lambda m: graph_dp_sgd_event(ExecutedSGM(plan.rate, plan.steps), m), epsilon, delta,
+        lambda m: graph_dp_sgd_event(ExecutedSGM(rate, steps), m), epsilon, delta,
         accountant=accountant)

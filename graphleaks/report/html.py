@@ -404,6 +404,10 @@ def _risk_section(report: AuditReport) -> str:
 
     if is_graph_report(report):  # leakage by class and graph size; graphs have no degree
         return render_graph_slices_html(report)
+    from graphleaks.report.link_sections import is_link_report, render_link_slices_html
+
+    if is_link_report(report):  # a pair has two degrees: membership by their product
+        return render_link_slices_html(report)
     return render_slices_html(report)
 
 

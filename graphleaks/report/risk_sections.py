@@ -30,6 +30,16 @@ def sides(task: str) -> tuple[str, str]:
     return SIDE_LABELS.get(task, ("positives", "negatives"))
 
 
+#: The unit a slice section is about, by the attacks' task (any other task: nodes).
+RISK_UNITS = {"edge_membership": "edge", "graph_membership": "graph"}
+
+
+def risk_unit(attacks: list[AttackReport]) -> str:
+    """``graph`` or ``edge`` when every sliced attack is of that task, else ``node``."""
+    units = {RISK_UNITS.get(a.task, "node") for a in attacks}
+    return units.pop() if len(units) == 1 else "node"
+
+
 def candidates_cell(attack: AttackReport) -> str:
     """E.g. ``542 members / 542 non-members`` or ``1276 edges / 1276 non-edges``."""
     b = attack.metrics.binary
@@ -71,7 +81,7 @@ def render_slices_markdown(report: AuditReport) -> str:
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
-    lines = ["## Per-node risk: slices", "",
+    lines = [f"## Per-{risk_unit(attacks)} risk: slices", "",
              "AUC and TPR@1%FPR with 95% intervals (of the method chosen for the attack: "
              "bootstrap, or analytic for large untied sets; each interval names its method "
              "in report.json) on slices of each attack's "
@@ -155,7 +165,8 @@ def render_slices_html(report: AuditReport) -> str:
     if not attacks:
         return ""
     e = html.escape
-    out = ["<h2>Per-node risk</h2><p>Leakage is not uniform: slices of each attack's "
+    out = [f"<h2>Per-{risk_unit(attacks)} risk</h2><p>Leakage is not uniform: slices of "
+           "each attack's "
            "candidates by degree (original graph; a pair's smaller endpoint degree), class "
            "and split part, with 95% intervals. Every candidate's score is in "
            "<code>scores.csv</code>.</p>"]

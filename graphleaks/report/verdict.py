@@ -227,6 +227,16 @@ class AttackLevel:
     attack: str
     level: str
     basis: str
+    #: The level the point estimates alone reach (the same thresholds on the values, not
+    #: the bounds). Below ``level`` when only the interval's width reaches it: a leak that
+    #: large is not ruled out, but was not measured either.
+    estimate_level: str = ""
+
+    @property
+    def bound_only(self) -> bool:
+        """Whether the level rests on the 95 % bound alone (the estimates are below it)."""
+        return (self.estimate_level in _RANK and _RANK[self.level] > 0
+                and _RANK[self.estimate_level] < _RANK[self.level])
 
 
 @dataclass(frozen=True)
@@ -315,10 +325,18 @@ def attack_level(name: str, readings: Readings) -> AttackLevel | None:
         return AttackLevel(name, "miscalibrated",
                            f"AUC interval [{_f(lo)}, {_f(auc_hi)}] lies entirely "
                            "below chance: the attack is miscalibrated, not evidence of no leak")
+    tpr = readings.get("tpr@1%fpr")
+    estimate = _binary_level(None if tpr is None else float(tpr.value), float(auc.value))
+    return AttackLevel(name, _binary_level(tpr_hi, auc_hi), basis, estimate)
+
+
+def _binary_level(tpr: float | None, auc: float | None) -> str:
+    """The first level of :data:`BINARY_THRESHOLDS` that ``tpr`` or ``auc`` reaches."""
     for level, t_tpr, t_auc in BINARY_THRESHOLDS:
-        if (tpr_hi is not None and tpr_hi >= t_tpr) or (auc_hi is not None and auc_hi >= t_auc):
-            return AttackLevel(name, level, basis)
-    return AttackLevel(name, "none", basis)
+        if (tpr is not None and math.isfinite(tpr) and tpr >= t_tpr) or (
+                auc is not None and math.isfinite(auc) and auc >= t_auc):
+            return level
+    return "none"
 
 
 def _strength(readings: Readings) -> tuple[float, float]:
@@ -406,7 +424,19 @@ def _train_cmd(defense: str, epsilon: float, risk: str = "") -> str:
 
 def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | None,
             attacks_of_risk: set[str], ctx: TargetContext | None = None,
-            artefact: str | None = None) -> str:
+            artefact: str | None = None, *, bound_only: bool = False) -> str:
+    text = _next_step(risk, level, sweep_rows, attacks_of_risk, ctx, artefact,
+                      bound_only=bound_only)
+    if bound_only:  # say what was measured before what to do about a leak not measured
+        return ("Only the 95% bound reaches this level (the estimates are below it): a leak "
+                "this large is not ruled out, not shown; audit more candidates (--suite "
+                "thorough, larger member and non-member sets) to narrow the bound. " + text)
+    return text
+
+
+def _next_step(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | None,
+               attacks_of_risk: set[str], ctx: TargetContext | None = None,
+               artefact: str | None = None, *, bound_only: bool = False) -> str:
     ctx = ctx or TargetContext()
     if level in ("none", "not assessed"):
         return "Nothing to do for this risk at this audit's budget."
@@ -431,8 +461,10 @@ def _advice(risk: str, level: str, sweep_rows: Sequence[Mapping[str, Any]] | Non
     unit = RISK_UNIT.get(risk, "node")
     if ctx.private and unit in LEDGER_COVERS.get(ctx.ledger_unit, ()):
         tighter = ctx.epsilon / 2
-        text = (f"{none_graded}The ledger covers this risk at ε = {ctx.epsilon:g}, yet it leaks "
-                f"at this level: retrain with a tighter budget, e.g. ε = {tighter:g} "
+        leaks = ("a leak at this level is not ruled out" if bound_only else
+                 "it leaks at this level")
+        text = (f"{none_graded}The ledger covers this risk at ε = {ctx.epsilon:g}, yet {leaks}:"
+                f" retrain with a tighter budget, e.g. ε = {tighter:g} "
                 f"({_train_cmd(ctx.defense, tighter, risk)})")
         if ctx.ledger_unit in ctx.violations:
             return text + (". First: the canary audit measured an ε above the claimed one, so "
@@ -597,7 +629,8 @@ def verdict_of(
         pool = graded or items
         lv, _ = max(pool, key=lambda p: (_RANK[p[0].level], _strength(p[1])))
         out.append(RiskVerdict(risk, lv.level, lv.attack, lv.basis,
-                               _advice(risk, lv.level, sweep_rows, names, ctx, artefact),
+                               _advice(risk, lv.level, sweep_rows, names, ctx, artefact,
+                                       bound_only=lv.bound_only),
                                coverage, artefact))
     return out
 

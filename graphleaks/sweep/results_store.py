@@ -272,7 +272,8 @@ class ResultsStore:
 
     def rows(self, *, status: str | None = None, defense: str | None = None,
              attack: str | None = None) -> list[dict[str, Any]]:
-        """Rows as dictionaries with JSON columns decoded (``metrics``, ``utility``, ...).
+        """Rows as dictionaries with JSON columns decoded (``metrics``, ``utility``, ...) and
+        the run's ``task`` (``node``, ``link`` or ``graph``, from its config).
 
         ``defense`` and ``attack`` match any spelling of a plug-in name (``gap-edp`` finds
         ``gap_edp``), and a row an earlier version stored under a kebab-case name is returned
@@ -293,6 +294,9 @@ class ResultsStore:
             for k in ("config", "metrics", "utility", "ledger"):
                 raw = d.get(f"{k}_json")
                 d[k] = self._json(raw, f"a run's {k}") if raw else None
+            # the task lives in the run's config (a node run's, before tasks, names none)
+            target = (d["config"] or {}).get("target") if isinstance(d["config"], dict) else None
+            d["task"] = str((target if isinstance(target, dict) else {}).get("task", "node"))
             out.append(d)
         return out
 
@@ -325,6 +329,10 @@ def flat_row(row: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
     out["claimed_epsilon"] = (row.get("ledger") or {}).get("epsilon")
     out["train_s"], out["attack_s"] = row.get("train_s"), row.get("attack_s")
     out["error"] = row.get("error")
+    # last, so the columns before them stay where they were: the task, and a link
+    # predictor's utility (its test link AUC; it has no accuracy)
+    out["task"] = row.get("task", "node")
+    out["test_link_auc"] = util.get("test_auc")
     return out
 
 

@@ -10,6 +10,11 @@ A sweep spec is an audit spec (``[target]``, ``[audit]``, ``[attacks.*]``) plus 
     [sweep.defense_params.gap_edp]  # fixed parameters of one defense
     encoder_epochs = 50
 
+With ``[target] task = "link"`` or ``"graph"`` the defenses are the task's own (link:
+``none``, ``edgerand``, ``lapgraph``, ``gap_edp``, ``dp_sgd``; graph: ``none``, ``dp_sgd``),
+the attacks too, and each row's config records the task (see
+:mod:`graphleaks.audit.task_spec`).
+
 Each (defense, ε, seed) trains one target; every attack then runs against it and gives
 one row. A unit's rows are committed together, so a sweep killed at any point resumes
 with nothing lost and no run duplicated (see :mod:`graphleaks.sweep.results_store`).
@@ -91,6 +96,9 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
     sw = _table(raw.pop("sweep", None) or {}, "sweep")
     _no_unknown(sw, {"defenses", "epsilons", "seeds", "defense_params"}, "sweep")
     base = parse_spec(raw, source=source)
+    task = base.target.task
+    if task != "node":  # the link and graph tasks' own defenses
+        return _task_sweep_spec(base, sw)
     names = sw.get("defenses", ["none"])
     if not isinstance(names, list) or not names:
         raise InvalidConfigError("sweep.defenses must be a non-empty list of defense names")
@@ -151,14 +159,73 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
                      seeds=tuple(dict.fromkeys(int(s) for s in seeds)), defense_params=dparams)
 
 
+def _task_sweep_spec(base: AuditSpec, sw: Mapping[str, Any]) -> SweepSpec:
+    """The grid of a link or graph sweep, its defenses from the task's registry.
+
+    Raises:
+        InvalidConfigError: Naming the offending field.
+    """
+    from graphleaks.audit.task_spec import takes_epsilon, task_defense
+
+    task = base.target.task
+    if base.target.bundle is not None:
+        raise InvalidConfigError("target.bundle: a sweep trains one target per defense, ε and "
+                                 "seed; give the dataset to train on instead of a bundle")
+    names = sw.get("defenses", ["none"])
+    if not isinstance(names, list) or not names:
+        raise InvalidConfigError("sweep.defenses must be a non-empty list of defense names")
+    resolved = [task_defense(task, str(n), {}, where=f"sweep.defenses[{i}]")[0]
+                for i, n in enumerate(names)]
+    eps = sw.get("epsilons", [])
+    if not isinstance(eps, list) or any(isinstance(e, bool) or not isinstance(e, (int, float))
+                                        or not e > 0 for e in eps):
+        raise InvalidConfigError(f"sweep.epsilons must be a list of numbers > 0, got {eps!r}")
+    seeds = sw.get("seeds", [base.seed])
+    if not isinstance(seeds, list) or not seeds or any(
+            isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise InvalidConfigError(f"sweep.seeds must be a non-empty list of integers, "
+                                 f"got {seeds!r}")
+    dparams: dict[str, dict[str, Any]] = {}
+    for key, params in _table(sw.get("defense_params", {}), "sweep.defense_params").items():
+        where = f"sweep.defense_params.{key}"
+        name, typed = task_defense(task, key, _table(params, where), where=where)
+        if name not in resolved:
+            raise InvalidConfigError(f"{where}: {name!r} is not in sweep.defenses "
+                                     f"({', '.join(resolved)}), so these parameters would "
+                                     "be unused; add it there or drop the table")
+        if name in dparams:
+            raise InvalidConfigError(f"{where}: {name} is given twice under different "
+                                     "spellings; give it once")
+        if "epsilon" in typed and eps and takes_epsilon(task, name):
+            raise InvalidConfigError(f"{where}.epsilon: ε is swept by sweep.epsilons, which "
+                                     "would replace it; drop one of the two")
+        dparams[name] = typed
+    for name in resolved:
+        takes_eps = takes_epsilon(task, name)
+        if takes_eps and not eps:
+            raise InvalidConfigError(f"sweep.epsilons: defense {name!r} needs at least one ε")
+        for e in (eps if takes_eps else [None]):
+            # as expand_grid builds them: the target's parameters under the sweep's
+            params = {**base.target.defense_params, **dparams.get(name, {}),
+                      **({"epsilon": float(e)} if e else {})}
+            task_defense(task, name, params, where=f"sweep.defense_params.{name}")
+    return SweepSpec(audit=base, defenses=tuple(dict.fromkeys(resolved)),
+                     epsilons=tuple(float(e) for e in eps),
+                     seeds=tuple(dict.fromkeys(int(s) for s in seeds)), defense_params=dparams)
+
+
 def load_sweep_spec(path: str | Path) -> SweepSpec:
     """Read and validate a sweep spec TOML file."""
     return parse_sweep_spec(read_toml(path), source=str(path))
 
 
-def _takes_epsilon(defense: str) -> bool:
+def _takes_epsilon(defense: str, task: str = "node") -> bool:
     from graphleaks.defenses import registry as defenses
 
+    if task != "node":
+        from graphleaks.audit.task_spec import takes_epsilon
+
+        return takes_epsilon(task, defense)
     return "epsilon" in {f.name for f in dataclasses.fields(defenses.get(defense).Config)}
 
 
@@ -175,13 +242,16 @@ def expand_grid(spec: SweepSpec) -> list[Unit]:
     units = []
     a = spec.audit
     for defense in spec.defenses:
-        for eps in (spec.epsilons if _takes_epsilon(defense) else (None,)):
+        for eps in (spec.epsilons if _takes_epsilon(defense, a.target.task) else (None,)):
             for seed in spec.seeds:
                 params = {**a.target.defense_params, **spec.defense_params.get(defense, {})}
                 if eps is not None:
                     params["epsilon"] = eps
                 target = dataclasses.asdict(dataclasses.replace(
                     a.target, defense=defense, defense_params=params))
+                if target["task"] == "node":  # a node sweep keeps its runs' config hashes
+                    target.pop("task")
+                    target.pop("split")
                 runs = []
                 for attack, aparams in a.attacks.items():
                     cfg = {"target": target, "attack": attack, "attack_params": aparams,
@@ -211,8 +281,12 @@ def run_unit(unit: Unit, *, threads: int | None = 1) -> list[dict[str, Any]]:
         torch.set_num_threads(threads)
     pid = os.getpid()
     t0 = time.perf_counter()
+    from graphleaks.audit.task_spec import audit_task_target, build_task_target
+
+    task = unit.target.get("task", "node")
     try:
-        target = build_target(TargetSpec(**unit.target), seed=unit.seed)
+        build = build_target if task == "node" else build_task_target
+        target = build(TargetSpec(**unit.target), seed=unit.seed)
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded, not raised
         err = f"training failed: {type(exc).__name__}: {exc}".replace("\n", " ")
         return [{"config_hash": r["config_hash"], "status": "failed", "error": err,
@@ -223,9 +297,14 @@ def run_unit(unit: Unit, *, threads: int | None = 1) -> list[dict[str, Any]]:
         cfg = r["config"]
         t1 = time.perf_counter()
         try:
-            attack = attacks.get(cfg["attack"])(**cfg["attack_params"])
-            report = run_audit(target, [attack], seed=cfg["seed"],
-                               n_bootstrap=cfg["n_bootstrap"], view=cfg["query_graph"])
+            if task != "node":  # the task's own audit of one attack
+                report = audit_task_target(target, {cfg["attack"]: cfg["attack_params"]},
+                                           seed=cfg["seed"],
+                                           n_bootstrap=cfg["n_bootstrap"]).report
+            else:
+                attack = attacks.get(cfg["attack"])(**cfg["attack_params"])
+                report = run_audit(target, [attack], seed=cfg["seed"],
+                                   n_bootstrap=cfg["n_bootstrap"], view=cfg["query_graph"])
             out.append({"config_hash": r["config_hash"], "status": "done",
                         "metrics": report.attacks[0].metrics.to_dict(),
                         "utility": dict(target.utility), "ledger": target.ledger.to_dict(),

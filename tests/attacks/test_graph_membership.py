@@ -129,3 +129,22 @@ def test_graph_attack_modules_never_reach_the_truth(path):
     bad += [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Name)
             and n.id in {"run_graph_attack", "GraphTarget"}]
     assert bad == []
+
+
+def test_perturbation_dedups_pairs_as_unique_over_columns():
+    import torch
+
+    for seed in range(5):
+        g = motif_graphs(3, seed=seed)[seed % 3]
+        rng_a, rng_b = np.random.default_rng(seed), np.random.default_rng(seed)
+        p = perturb(g, 1.0, 0.9, torch.ones(g.x.shape[1]), rng_a,
+                    torch.Generator().manual_seed(0))
+        # the same draws, deduplicated as the attack first did (np.unique over columns)
+        ei = g.edge_index.numpy()
+        und = ei[:, ei[0] < ei[1]]
+        keep = und[:, rng_b.random(und.shape[1]) >= 0.9]
+        n, n_add = int(g.num_nodes), int(round(0.9 * und.shape[1]))
+        a, b = rng_b.integers(0, n, n_add), rng_b.integers(0, n, n_add)
+        new = np.stack([np.minimum(a, b), np.maximum(a, b)])
+        keep = np.unique(np.concatenate([keep, new[:, new[0] != new[1]]], axis=1), axis=1)
+        assert np.array_equal(p.edge_index.numpy(), np.concatenate([keep, keep[::-1]], axis=1))

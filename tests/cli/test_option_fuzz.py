@@ -305,6 +305,9 @@ CASES: dict[str, dict[str, Case]] = {
            for flag, v in (("--dataset", lambda f: "motif"), ("--data-root", lambda f: f["dir"]),
                            ("--graphs", lambda f: f["edges.csv"]),
                            ("--on-invalid", lambda f: "skip"))},
+        # the link-predictor door (--task link) is fuzzed in tests/cli/test_audit_model_link.py
+        "--pairs-layout": refused(lambda f: {"--pairs-layout": "rows"},
+                                  "--pairs-layout applies to --task link only"),
         "--query-budgets": rec(lambda f: {"--attack": "label_only_mia", "--query-budgets": "3,9"},
                                _cfg("query_budgets", [3, 9])),
         **_budget_cases(),

@@ -35,7 +35,8 @@ def _recomputed(training: dict[str, float]) -> float:
     return float(acc.get_epsilon(DELTA))
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 4.0, 8.0])
+@pytest.mark.parametrize("epsilon", [1.0, pytest.param(4.0, marks=pytest.mark.slow),
+                                     pytest.param(8.0, marks=pytest.mark.slow)])
 def test_the_ledger_is_the_executed_mechanism(graphs, epsilon: float) -> None:
     t = train_graph_target(graphs, defense="dp_sgd",
                            defense_params={"epsilon": epsilon, "delta": DELTA}, spec=SPEC,

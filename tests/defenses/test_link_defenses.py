@@ -122,6 +122,7 @@ def test_dp_sgd_refuses_message_passing(graph_split):
     assert edge_free_spec(LinkPredictorSpec(encoder="gcn")).encoder == "mlp"
 
 
+@pytest.mark.slow
 def test_gap_edp_releases_noisy_aggregates(graph_split):
     g, split = graph_split
     t = LinkGAPEDP(epsilon=4.0, hops=2, hidden=6, epochs=2, batch_size=64).fit(g, split, seed=0)

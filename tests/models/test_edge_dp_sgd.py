@@ -109,6 +109,7 @@ def test_plan_must_match_the_member_edges(setting) -> None:
                           noise_multiplier=1.0, max_grad_norm=1.0, seed=0)
 
 
+@pytest.mark.slow
 def test_learns_with_modest_noise_and_not_under_heavy_noise() -> None:
     """64 features, 8 of them carrying the communities: a random projection sees little, a
     trained one finds the signal; noise 200 times larger leaves it near the untrained."""

@@ -80,3 +80,48 @@ def test_it_learns_motifs_and_stops_early_on_validation(arch: str) -> None:
     assert log.epochs_run == log.best_epoch + spec.patience < spec.epochs
     assert graph_accuracy(model, val) == log.best_val_accuracy  # the best weights are kept
     assert graph_accuracy(model, test) >= 0.8  # chance is 0.5: class = motif, structure only
+
+
+def test_graph_store_batches_equal_collate_in_any_order() -> None:
+    from graphleaks.models.graph_classifier import GraphStore
+
+    gs = motif_graphs(9, seed=4)
+    graphs = list(gs.graphs)
+    graphs[3] = graphs[3].clone()
+    graphs[3].edge_index = torch.empty(2, 0, dtype=torch.long)  # a graph without edges
+    store = GraphStore.of(graphs)
+    assert store is not None and len(store) == 9
+    for ids in ([8, 0, 3, 5], [3], [2, 7, 1, 6, 4, 0, 8, 3, 5]):
+        mine, ref = store.batch(torch.tensor(ids)), collate([graphs[i] for i in ids])
+        for name in ("x", "edge_index", "batch", "y"):
+            a, b = getattr(mine, name), getattr(ref, name)
+            assert a.dtype == b.dtype and torch.equal(a, b), (ids, name)
+        assert mine.num_graphs == ref.num_graphs
+
+
+def test_graph_store_declines_sets_collate_must_serve() -> None:
+    from graphleaks.models.graph_classifier import GraphStore
+
+    gs = motif_graphs(3, seed=0)
+    mixed = [g.clone() for g in gs.graphs]
+    mixed[1].x = mixed[1].x.double()
+    assert GraphStore.of(mixed) is None and GraphStore.of([]) is None
+
+
+def test_training_through_the_store_is_training_through_collate(monkeypatch) -> None:
+    from graphleaks.models import graph_classifier as gc
+
+    gs = motif_graphs(40, seed=2)
+    spec = GraphClassifierSpec(hidden=8, epochs=4, patience=2, batch_size=8)
+
+    def fit():
+        return fit_graph_classifier(spec, gs.graphs[:30], gs.num_classes, seed=5,
+                                    val=gs.graphs[30:])
+
+    stored, log = fit()
+    monkeypatch.setattr(gc.GraphStore, "of", classmethod(lambda cls, graphs: None))
+    looped, log_looped = fit()
+    assert log == log_looped
+    for (name, a), b in zip(stored.state_dict().items(), looped.state_dict().values(),
+                            strict=True):
+        assert torch.equal(a, b), name

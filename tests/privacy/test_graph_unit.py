@@ -33,7 +33,8 @@ def _independent_epsilon(rate: float, noise_multiplier: float, steps: int, delta
     return float(acc.get_epsilon(delta))
 
 
-@pytest.mark.parametrize("epsilon", [1.0, 4.0, 8.0])
+@pytest.mark.parametrize("epsilon", [1.0, pytest.param(4.0, marks=pytest.mark.slow),
+                                     pytest.param(8.0, marks=pytest.mark.slow)])
 def test_the_ledger_of_a_run_matches_an_independent_recomputation(epsilon: float) -> None:
     gs = motif_graphs(40, seed=0)
     plan = DPSGDPlan(num_samples=40, batch_size=8, epochs=3)

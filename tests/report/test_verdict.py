@@ -114,3 +114,27 @@ def test_verdict_of_a_v1_report_is_the_one_it_recorded():
     assert cov["membership"].startswith("not covered: the ledger protects the edge unit")
     membership = next(d for d in kept if d["risk"] == "membership")
     assert "--defense gap_ndp --epsilon 1 " in membership["advice"]
+
+
+def test_a_level_reached_by_the_bound_alone_says_so_and_never_claims_a_leak():
+    # a DP graph classifier on 50 members: AUC at chance, but 50 candidates leave the
+    # 1%-FPR bound wide enough to reach "high"
+    from graphleaks.report.verdict import TargetContext
+
+    chance = ("graph_lira_mia", "graph_membership",
+              Readings({"auc": MetricReading(0.503, (0.446, 0.560)),
+                        "tpr@1%fpr": MetricReading(0.0, (0.0, 0.071))}))
+    lv = attack_level(chance[0], chance[2])
+    assert (lv.level, lv.estimate_level, lv.bound_only) == ("high", "none", True)
+    ctx = TargetContext(defense="dp_sgd", ledger_unit="graph", epsilon=1.0)
+    line = verdict_of([chance], context=ctx, risks=("graph membership",))[0]
+    assert line.level == "high" and line.advice.startswith("Only the 95% bound reaches")
+    assert "not ruled out" in line.advice and "yet it leaks" not in line.advice
+    # an estimate at the level: the leak is measured, and the advice says so
+    leak = ("graph_lira_mia", "graph_membership",
+            Readings({"auc": MetricReading(0.74, (0.70, 0.78)),
+                      "tpr@1%fpr": MetricReading(0.08, (0.05, 0.11))}))
+    lv = attack_level(leak[0], leak[2])
+    assert (lv.level, lv.estimate_level, lv.bound_only) == ("high", "high", False)
+    line = verdict_of([leak], context=ctx, risks=("graph membership",))[0]
+    assert "yet it leaks at this level" in line.advice and "Only the 95%" not in line.advice

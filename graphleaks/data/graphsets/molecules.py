@@ -61,6 +61,9 @@ BOND_FEATURES = 6
 MAX_SMILES_LINE = 4096
 
 
+#: How a refusal names the skip switch: the API's keyword and the command line's option.
+_SKIP = "on_invalid='skip' (--on-invalid skip on the command line)"
+
 def _require_rdkit(what: str) -> Any:
     try:
         from rdkit import Chem
@@ -201,7 +204,7 @@ def from_smiles(smiles: Sequence[str], labels: Sequence[object], *,
             if mol is None or mol.GetNumAtoms() == 0:
                 if on_invalid == "refuse":
                     raise DataError(f"{source}: molecule {i} is not a SMILES RDKit can parse; "
-                                    "fix it, or pass on_invalid='skip' to drop such molecules")
+                                    f"fix it, or pass {_SKIP} to drop such molecules")
                 skipped += 1
                 continue
             records.append((mol, str(lab), Chem.MolToSmiles(mol), str(i)))
@@ -232,7 +235,7 @@ def read_smiles(path: str | Path, *, on_invalid: OnInvalid = "refuse",
             cells = line.split()
             if not cells or cells[0].startswith("#"):
                 continue
-            fix = "fix it, or pass on_invalid='skip' to drop such lines"
+            fix = f"fix it, or pass {_SKIP} to drop such lines"
             if len(line) > MAX_SMILES_LINE or len(cells) < 2:
                 problem = (f"is over {MAX_SMILES_LINE} characters" if len(line) > MAX_SMILES_LINE
                            else "has no label (expected 'SMILES LABEL [NAME]')")
@@ -295,7 +298,7 @@ def read_sdf(path: str | Path, *, label_field: str = "label", on_invalid: OnInva
             if problem is not None:
                 if on_invalid == "refuse":
                     raise DataError(f"{what}: record {number} {problem}; fix it, or pass "
-                                    "on_invalid='skip' to drop such records")
+                                    f"{_SKIP} to drop such records")
                 skipped += 1
                 continue
             title = mol.GetProp("_Name") if mol.HasProp("_Name") else ""
