@@ -13,17 +13,25 @@ edge, member edges kept in the inference graph), train a two-layer GCN graph aut
   ``--ref-epochs`` epochs each).
 
 Candidates: every held-out edge and non-edge, and as many randomly drawn member edges.
+``--held-out-non-edges K`` draws K uniform non-edges per held-out edge (the split's
+``negatives_per_positive``, also for validation), so more non-members sit below 1 % FPR
+(K = 2 on Cora: 1,584 non-members, 16 of them at 1 % FPR, instead of 1,056 and 10).
 Printed per run (one JSON line): test link AUC (held-out edges vs held-out non-edges), each
 attack's AUC and TPR at 1 % FPR with 95 % intervals (the audit's bootstrap/analytic
 intervals), the same on the slice "members vs held-out true edges only" (no easy non-edges
-among the non-members), wall and process CPU seconds. Then a summary: means over seeds, and whether
+among the non-members), wall and process CPU seconds. Then a summary: means over seeds, whether
 LiRA beats the threshold attack (per seed: point estimates; "clearly": LiRA's lower bound
-above the threshold's upper bound).
+above the threshold's upper bound), and the paired difference LiRA − threshold in TPR at 1 %
+FPR (:func:`graphleaks.metrics.paired.paired_tpr_difference`: both attacks scored the same
+candidates, so each bootstrap replicate resamples them once for both; per seed, and pooled
+as the mean over seeds with every seed resampled). ``--scores-out DIR`` keeps each run's
+candidates, truth and both attacks' scores.
 
 Usage (from the repository root)::
 
     python bench/reproduce_link_membership.py [--datasets cora citeseer] [--seeds 0 1 2]
-        [--references 8] [--ref-epochs 50] [--data-root /work/shared/datasets]
+        [--references 8] [--ref-epochs 50] [--held-out-non-edges 1] [--scores-out DIR]
+        [--data-root /work/shared/datasets]
 """
 
 from __future__ import annotations
@@ -34,12 +42,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphleaks.audit.link_audit import audit_link_split  # noqa: E402
 from graphleaks.data import load_dataset  # noqa: E402
-from graphleaks.data.edge_splits import EdgeMembershipSplit  # noqa: E402
+from graphleaks.data.edge_splits import EdgeMembershipSplit, EdgeSplitConfig  # noqa: E402
+from graphleaks.metrics.paired import paired_tpr_difference  # noqa: E402
 from graphleaks.models.link_predictor import LinkPredictorSpec, fit_link_predictor  # noqa: E402
 
 ATTACKS = ("edge_score_threshold", "edge_lira")
@@ -63,7 +74,15 @@ def main() -> None:
     ap.add_argument("--patience", type=int, default=30)
     ap.add_argument("--n-bootstrap", type=int, default=1000)
     ap.add_argument("--data-root", default="/work/shared/datasets")
+    ap.add_argument("--held-out-non-edges", type=int, default=1,
+                    help="held-out non-edges per held-out edge (the split's "
+                         "negatives_per_positive): more non-members resolve 1 %% FPR better")
+    ap.add_argument("--scores-out", type=Path, default=None,
+                    help="write each run's candidates, truth and both attacks' scores here "
+                         "(DATASET_seedS.npz)")
     args = ap.parse_args()
+    split_cfg = EdgeSplitConfig(negatives_per_positive=args.held_out_non_edges)
+    paired: dict[str, list[tuple[object, object, object]]] = {ds: [] for ds in args.datasets}
     spec = LinkPredictorSpec.gae(hidden=(args.hidden,), embedding_dim=args.embedding_dim,
                                  epochs=args.epochs, patience=args.patience)
     params = {"edge_lira": {"variant": "online", "num_references": args.references,
@@ -73,7 +92,7 @@ def main() -> None:
         g = load_dataset(ds, data_root=args.data_root)
         for seed in args.seeds:
             w0, c0 = time.perf_counter(), time.process_time()
-            split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=seed)
+            split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, split_cfg, seed=seed)
             model, log = fit_link_predictor(g.x, split, spec, seed=seed)
             train_wall, train_cpu = time.perf_counter() - w0, time.process_time() - c0
             run = audit_link_split(model, g.x, split, name=ds, attacks=list(ATTACKS), seed=seed,
@@ -98,10 +117,22 @@ def main() -> None:
                     # members against held-out true edges only: no easy non-edges
                     row[a.attack]["vs_held_out_edges"] = {
                         "auc": _est(hard.auc), "tpr_at_1pct_fpr": _est(hard.tpr_at_fpr[0.01])}
+            tables = {t.attack: t for t in run.tables}
+            thr, lira = tables["edge_score_threshold"], tables["edge_lira"]
+            if not (np.array_equal(thr.nodes, lira.nodes)
+                    and np.array_equal(thr.labels, lira.labels)):
+                raise SystemExit("the two attacks scored different candidates; no paired test")
+            paired[ds].append((lira.scores, thr.scores, lira.labels))
+            if args.scores_out is not None:
+                args.scores_out.mkdir(parents=True, exist_ok=True)
+                np.savez(args.scores_out / f"{ds}_seed{seed}.npz", pairs=thr.nodes,
+                         truth=thr.labels, kind=thr.part.astype(str),
+                         edge_score_threshold=thr.scores, edge_lira=lira.scores)
             rows.append(row)
             print(json.dumps(row), flush=True)
     summary: dict[str, object] = {"spec": spec.to_dict(), "references": args.references,
-                                  "ref_epochs": args.ref_epochs}
+                                  "ref_epochs": args.ref_epochs,
+                                  "held_out_non_edges_per_edge": args.held_out_non_edges}
     for ds in args.datasets:
         rs = [r for r in rows if r["dataset"] == ds]
         mean = {k: round(sum(r[k] for r in rs) / len(rs), 4) for k in ("test_link_auc",)}
@@ -112,8 +143,16 @@ def main() -> None:
                  > r["edge_score_threshold"]["tpr_at_1pct_fpr"]["value"] for r in rs]
         clearly = [r["edge_lira"]["tpr_at_1pct_fpr"]["lo"]
                    > r["edge_score_threshold"]["tpr_at_1pct_fpr"]["hi"] for r in rs]
+        # LiRA - threshold at 1 % FPR on the same candidates: a paired bootstrap per seed,
+        # pooled (mean of the per-seed differences) over the seeds
+        d = paired_tpr_difference([p[0] for p in paired[ds]], [p[1] for p in paired[ds]],
+                                  [p[2] for p in paired[ds]], fpr=0.01,
+                                  n_bootstrap=args.n_bootstrap, seed=0)
         summary[ds] = {**mean, "lira_beats_threshold_tpr1_per_seed": beats,
-                       "lira_interval_clears_threshold_per_seed": clearly}
+                       "lira_interval_clears_threshold_per_seed": clearly,
+                       "lira_minus_threshold_tpr1_paired": {
+                           "pooled": [round(d.value, 4), round(d.lo, 4), round(d.hi, 4)],
+                           "per_seed": [[round(v, 4) for v in r] for r in d.per_run]}}
     print(json.dumps({"summary": summary}), flush=True)
 
 
