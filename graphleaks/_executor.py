@@ -245,7 +245,12 @@ class RayExecutor:
         try:
             return list(ray.get(refs))
         except BaseException as exc:
-            for ref in refs:  # a failure drops the rest: never a half-used result
+            # A failure drops the rest: never a half-used result. Only the unfinished tasks
+            # are cancelled: Ray 2.60's driver aborts on a forced cancel of a task that has
+            # already failed (task_manager.cc "Check failed: it != submissible_tasks_.end()",
+            # seen on a real two-node cluster after a worker died for good)
+            _, pending = ray.wait(refs, num_returns=len(refs), timeout=0)
+            for ref in pending:
                 ray.cancel(ref, force=True)
             raise _task_error(ray, exc, self.max_retries) from None
 

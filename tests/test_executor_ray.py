@@ -2,7 +2,9 @@
 ``.ci/real_components.sh`` runs it, and it skips where Ray is not installed).
 
 A local instance started in this process stands for the cluster: the executor joins it
-with the address ``auto``, exactly as it joins a cluster started with ``ray start``.
+with the address ``auto``, exactly as it joins a cluster started with ``ray start``. With
+``GRAPHLEAKS_TEST_RAY_ADDRESS=HOST:PORT`` the tests join that running cluster instead (the
+CI script's real head and node).
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ pytestmark = pytest.mark.ray
 
 @pytest.fixture(scope="module")
 def cluster():  # noqa: ANN201
+    # A running cluster's HOST:PORT (.ci/real_components.sh passes its own), joined once for
+    # the module as the local instance is started once
+    joined = os.environ.get("GRAPHLEAKS_TEST_RAY_ADDRESS")
     started = not ray.is_initialized()
-    if started:
+    if started and joined:
+        ray.init(address=joined, include_dashboard=False, log_to_driver=False)
+    elif started:
         # address "local": a new instance even where a cluster runs on this machine
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield "auto"
+    yield joined or "auto"
     if started:
         ray.shutdown()
 

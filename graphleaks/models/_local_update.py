@@ -24,6 +24,13 @@ from torch import nn
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Rows of ``x`` widened to float64 at a time for the first layer's product: the features stay
+#: as sent (float32 for graphleaks' targets), so no float64 copy of all of ``X`` is ever held
+#: (at 1M nodes and 128 features, 0.5 GB of features would need another 1 GB). A graph of up
+#: to this many nodes gets the former single product bit for bit; a larger one, products
+#: equal to float64 rounding (BLAS may sum a block in another order).
+ROWS_PER_BLOCK = 65_536
+
 
 def supports(model: nn.Module) -> bool:
     """Whether ``model`` is a stack of GCN convolutions this module can update locally."""
@@ -64,12 +71,18 @@ class LocalFeatureUpdate:
             self._weights.append(layer.lin.weight.detach().cpu().double().numpy().T.copy())
             b = layer.bias
             self._bias.append(np.zeros(0) if b is None else b.detach().cpu().double().numpy())
-        self._x = x.detach().cpu().double().numpy()
+        # The features as sent, shared, not copied (float32 or float64 are read as they are;
+        # widening float32 to float64 is exact, so a row widened where it is used is the row
+        # a float64 copy of X held)
+        xt = x.detach().cpu()
+        if xt.dtype not in (torch.float32, torch.float64):
+            xt = xt.double()
+        self._x: npt.NDArray[np.floating] = xt.numpy()
         # Every layer's pre-activation for the unperturbed input, kept for the local updates.
         self._pre: list[FloatArray] = []
-        h = self._x
+        h: npt.NDArray[np.floating] = self._x
         for i, weight in enumerate(self._weights):
-            z = a_hat @ (h @ weight)
+            z = a_hat @ (_widened_product(h, weight) if i == 0 else h @ weight)
             if self._bias[i].size:
                 z = z + self._bias[i]
             self._pre.append(z)
@@ -92,7 +105,7 @@ class LocalFeatureUpdate:
             ``[len(rows), C]`` float64; rows the change does not reach are the unperturbed
             logits.
         """
-        return self._row_change_logits(v, (scale - 1.0) * self._x[v:v + 1], rows)
+        return self._row_change_logits(v, (scale - 1.0) * self._row(v), rows)
 
     def replaced_row_logits(self, v: int, row: FloatArray,
                             rows: npt.NDArray[np.int64]) -> FloatArray:
@@ -101,8 +114,12 @@ class LocalFeatureUpdate:
         What an inference API that is sent features (not a scale) computes: the reference
         server's answer to a feature query (:mod:`graphleaks.models.remote_server`).
         """
-        dh = np.asarray(row, dtype=np.float64).reshape(1, -1) - self._x[v:v + 1]
+        dh = np.asarray(row, dtype=np.float64).reshape(1, -1) - self._row(v)
         return self._row_change_logits(v, dh, rows)
+
+    def _row(self, v: int) -> FloatArray:
+        """Row ``v`` of ``x`` as a ``[1, F]`` float64 array."""
+        return self._x[v:v + 1].astype(np.float64)
 
     def _row_change_logits(self, v: int, dh: FloatArray,
                            rows: npt.NDArray[np.int64]) -> FloatArray:
@@ -127,3 +144,14 @@ class LocalFeatureUpdate:
             dh = np.maximum(z + dz, 0.0) - np.maximum(z, 0.0)
             reached = cols
         return out
+
+
+def _widened_product(x: npt.NDArray[np.floating], weight: FloatArray) -> FloatArray:
+    """``x.astype(float64) @ weight``, widening ``ROWS_PER_BLOCK`` rows of ``x`` at a time."""
+    if x.dtype == np.float64:
+        return np.asarray(x @ weight)
+    out = np.empty((x.shape[0], weight.shape[1]), dtype=np.float64)
+    for start in range(0, x.shape[0], ROWS_PER_BLOCK):
+        stop = start + ROWS_PER_BLOCK
+        out[start:stop] = x[start:stop].astype(np.float64) @ weight
+    return out

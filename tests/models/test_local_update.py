@@ -81,3 +81,33 @@ def test_linkteller_refuses_too_many_pairs_before_any_work() -> None:
     with pytest.raises(InvalidConfigError, match="max_pairs=1,000.*n_nodes <= 45"):
         LinkTeller(n_nodes=500, max_pairs=1000).check_scale(10_000, 50_000)
     LinkTeller(n_nodes=500, max_pairs=1000).check_scale(40, 100)  # 780 pairs: accepted
+
+
+def _engines_agree(engine: LocalFeatureUpdate, wide: LocalFeatureUpdate, n: int, f: int,
+                   check) -> None:  # noqa: ANN001
+    check(engine.logits, wide.logits)
+    rows = np.arange(0, n, 5)
+    row = np.linspace(-1.0, 1.0, f)
+    for v in (0, 33, n - 1):
+        check(engine.scaled_row_logits(v, 1.0 + 1e-4, rows),
+              wide.scaled_row_logits(v, 1.0 + 1e-4, rows))
+        check(engine.replaced_row_logits(v, row, rows), wide.replaced_row_logits(v, row, rows))
+
+
+def test_float32_features_give_the_float64_answers_without_a_float64_copy(monkeypatch) -> None:
+    from graphleaks.models import _local_update
+
+    t = _target((16, 8))
+    model = t.model.eval()
+    x = t.served_features().float()
+    edges = t.edges("target")
+    wide = LocalFeatureUpdate(model, x.double(), edges)  # the former path: X widened whole
+    engine = LocalFeatureUpdate(model, x, edges)
+    assert engine._x.dtype == np.float32 and np.shares_memory(engine._x, x.numpy())
+    # one block (a graph of up to ROWS_PER_BLOCK nodes): the same products, bit for bit
+    _engines_agree(engine, wide, 120, x.shape[1], np.testing.assert_array_equal)
+    # several blocks, a ragged last: BLAS may round a block's sums in another order
+    monkeypatch.setattr(_local_update, "ROWS_PER_BLOCK", 7)
+    blocked = LocalFeatureUpdate(model, x, edges)
+    _engines_agree(blocked, wide, 120, x.shape[1],
+                   lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14))
