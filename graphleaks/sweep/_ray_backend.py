@@ -77,8 +77,13 @@ def iter_unit_outcomes(
                 for ref in ready:
                     yield ray.get(ref)
         finally:
-            for ref in refs:  # stopped early (error or generator closed): drop the rest
-                ray.cancel(ref, force=True)
+            # stopped early (error or generator closed): drop the rest, but only what is
+            # still unfinished (Ray 2.60's driver aborts on a forced cancel of a finished,
+            # failed task; see graphleaks._executor.RayExecutor.map)
+            if refs:
+                _, pending = ray.wait(refs, num_returns=len(refs), timeout=0)
+                for ref in pending:
+                    ray.cancel(ref, force=True)
     finally:
         if started:
             ray.shutdown()
