@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphleaks.report._figures import figure, subplots
 from graphleaks.report.graph_scores import SIZE_BUCKETS
-from graphleaks.report.risk_sections import _slice_rows, sides, slice_methods
+from graphleaks.report.risk_sections import slice_tables_html
 
 if TYPE_CHECKING:
     from graphleaks.metrics.binary import Estimate
@@ -127,7 +127,6 @@ def render_graph_slices_html(report: AuditReport) -> str:
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
-    e = html.escape
     out = ["<h2>Per-graph risk: leakage by class and graph size</h2><p>Leakage is not "
            "uniform: slices of each attack's candidate graphs by size (number of nodes), "
            "class and, for molecules, Bemis–Murcko scaffold, with 95% intervals. A slice "
@@ -155,16 +154,7 @@ def render_graph_slices_html(report: AuditReport) -> str:
                    "FPR point (see the slice tables).</p>")
     for a in attacks:
         out.append(_exposed_graphs(a))
-    for a in attacks:
-        methods = slice_methods(a)
-        note = f" (intervals: {e(methods)})" if methods else ""
-        pos, neg = sides(a.task)
-        out.append(f"<h3>{e(a.attack)}: slices{note}</h3><table><tr><th>slice</th>"
-                   f"<th>{e(pos)} / {e(neg)}</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
-        for k, c, auc, tpr in _slice_rows(a):
-            out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"
-                       f'<td class="num">{e(auc)}</td><td class="num">{e(tpr)}</td></tr>')
-        out.append("</table>")
+    out.append(slice_tables_html(attacks))
     return "".join(out)
 
 

@@ -15,13 +15,12 @@ Renderers only: every number comes from the report (computed in :mod:`graphleaks
 
 from __future__ import annotations
 
-import html
 from typing import TYPE_CHECKING, Any
 
 from graphleaks.report._figures import figure
 from graphleaks.report.edge_scores import PRODUCT_BUCKETS
 from graphleaks.report.graph_sections import slice_figure
-from graphleaks.report.risk_sections import _exposed_table, _slice_rows, sides, slice_methods
+from graphleaks.report.risk_sections import _exposed_table, slice_tables_html
 
 if TYPE_CHECKING:
     from graphleaks.report.report import AuditReport
@@ -67,7 +66,6 @@ def render_link_slices_html(report: AuditReport) -> str:
     """Per-edge risk section of the HTML report: membership by endpoint-degree product (and
     item popularity), the most exposed member edges and every slice table; a note instead
     of the figure when the audit had no graph (exported scores)."""
-    e = html.escape
     out = ["<h2>Per-edge risk: membership by endpoint degree</h2><p>Leakage is not uniform "
            "over edges: slices of each attack's candidate pairs by the product of their "
            "endpoints' degrees (and the smaller and larger degree, in the tables), counted in "
@@ -93,16 +91,7 @@ def render_link_slices_html(report: AuditReport) -> str:
                           "edge membership by item popularity"))
     for a in report.attacks:
         out.append(_exposed_table(a))
-    for a in attacks:
-        methods = slice_methods(a)
-        note = f" (intervals: {e(methods)})" if methods else ""
-        pos, neg = sides(a.task)
-        out.append(f"<h3>{e(a.attack)}: slices{note}</h3><table><tr><th>slice</th>"
-                   f"<th>{e(pos)} / {e(neg)}</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
-        for k, c, auc, tpr in _slice_rows(a):
-            out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"
-                       f'<td class="num">{e(auc)}</td><td class="num">{e(tpr)}</td></tr>')
-        out.append("</table>")
+    out.append(slice_tables_html(attacks))
     return "".join(out)
 
 

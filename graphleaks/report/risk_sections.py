@@ -7,6 +7,7 @@ Renderers only: every number comes from the report (computed in :mod:`graphleaks
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphleaks._display import fmt_figure
@@ -164,7 +165,6 @@ def render_slices_html(report: AuditReport) -> str:
     attacks = [a for a in report.attacks if a.metrics.slices]
     if not attacks:
         return ""
-    e = html.escape
     out = [f"<h2>Per-{risk_unit(attacks)} risk</h2><p>Leakage is not uniform: slices of "
            "each attack's "
            "candidates by degree (original graph; a pair's smaller endpoint degree), class "
@@ -177,11 +177,26 @@ def render_slices_html(report: AuditReport) -> str:
     # the strongest membership attack's most exposed nodes first, then the others
     for a in attacks:
         out.append(_exposed_table(a))
+    out.append(slice_tables_html(attacks, counts="candidates"))
+    return "".join(out)
+
+
+def slice_tables_html(attacks: Sequence[AttackReport], *, counts: str | None = None) -> str:
+    """One HTML table of slices per attack: AUC and TPR@1%FPR with their intervals.
+
+    Args:
+        attacks: The attacks with slices.
+        counts: Header of the count column; default: the attack's two sides
+            (``members / non-members``, ``member edges / non-member pairs``, ...).
+    """
+    e = html.escape
+    out = []
     for a in attacks:
         methods = slice_methods(a)
         note = f" (intervals: {e(methods)})" if methods else ""
+        head = counts if counts is not None else " / ".join(sides(a.task))
         out.append(f"<h3>{e(a.attack)}: slices{note}</h3><table><tr><th>slice</th>"
-                   "<th>candidates</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
+                   f"<th>{e(head)}</th><th>AUC</th><th>TPR@1%FPR</th></tr>")
         for k, c, auc, tpr in _slice_rows(a):
             out.append(f"<tr><td><code>{e(k)}</code></td><td>{e(c)}</td>"
                        f'<td class="num">{e(auc)}</td><td class="num">{e(tpr)}</td></tr>')
