@@ -373,11 +373,20 @@ ray_env=(env "$marker" "PYTHONPATH=$work/shim${PYTHONPATH:+:$PYTHONPATH}")
 node_ports() { echo "--dashboard-agent-listen-port $(free_port) --runtime-env-agent-port $(free_port)"; }
 node_opts=(--block --num-cpus 1 --temp-dir "$ray_tmp" --object-store-memory 100000000
            --disable-usage-stats --include-log-monitor false)
+# Ray Client's server cannot be turned off where its packages are installed (ray[client]):
+# give it a free port then, not the fixed 10001. Minimal Ray (the ray extra) refuses the
+# option and starts no client server.
+client_opts=()
+if python -c 'import sys
+from ray._private.utils import get_ray_client_dependency_error as missing
+sys.exit(missing() is not None)' 2>/dev/null; then
+  client_opts=(--ray-client-server-port "$(free_port)")
+fi
 start_cluster() {  # a head and one more node, 1 CPU each; non-zero if not up in time
   head_port=$(free_port)
   # shellcheck disable=SC2046
   "${ray_env[@]}" setsid ray start --head --port "$head_port" "${node_opts[@]}" --include-dashboard false \
-    --ray-client-server-port "$(free_port)" --no-monitor $(node_ports) > "$work/ray-head.log" 2>&1 &
+    "${client_opts[@]}" --no-monitor $(node_ports) > "$work/ray-head.log" 2>&1 &
   local head_pid=$!
   pids+=("$head_pid")
   wait_cluster "127.0.0.1:$head_port" 1 "$head_pid" || return 1
