@@ -93,27 +93,19 @@ def _time_each_attack(per_attack: dict[str, dict[str, float]]) -> None:
     """
     import graphleaks.audit.runner as runner
 
-    plain = runner.progress
-
-    def timed(items: Any, **kw: Any) -> Any:
-        for item in plain(items, **kw):
-            c, w = time.process_time(), time.perf_counter()
-            yield item
-            name = str(getattr(item, "name", item))
-            per_attack[name] = {
-                "cpu_s": round(time.process_time() - c, 3),
-                "wall_s": round(time.perf_counter() - w, 3),
-                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
-            _progress_line({"attack": name, **per_attack[name]})
-
-    runner.progress = timed  # type: ignore[assignment]
+    _wrap_progress(runner, per_attack)
 
 
 def _time_each_edge_attack(per_attack: dict[str, dict[str, float]]) -> None:
     """:func:`_time_each_attack` for the edge audit's loop (its own ``progress``)."""
     import graphleaks.audit.link_audit as link_audit
 
-    plain = link_audit.progress
+    _wrap_progress(link_audit, per_attack)
+
+
+def _wrap_progress(module: Any, per_attack: dict[str, dict[str, float]]) -> None:
+    """Replace ``module.progress`` by a wrapper timing each item's whole turn."""
+    plain = module.progress
 
     def timed(items: Any, **kw: Any) -> Any:
         for item in plain(items, **kw):
@@ -126,7 +118,7 @@ def _time_each_edge_attack(per_attack: dict[str, dict[str, float]]) -> None:
                 "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
             _progress_line({"attack": name, **per_attack[name]})
 
-    link_audit.progress = timed  # type: ignore[assignment]
+    module.progress = timed
 
 
 def link_child(size: int, step: str, n_bootstrap: int | None,
