@@ -108,15 +108,7 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
             resolved.append(defenses.get(str(n)).name)
         except InvalidConfigError as exc:
             raise InvalidConfigError(f"sweep.defenses[{i}]: {exc}") from None
-    eps = sw.get("epsilons", [])
-    if not isinstance(eps, list) or any(isinstance(e, bool) or not isinstance(e, (int, float))
-                                        or not e > 0 for e in eps):
-        raise InvalidConfigError(f"sweep.epsilons must be a list of numbers > 0, got {eps!r}")
-    seeds = sw.get("seeds", [base.seed])
-    if not isinstance(seeds, list) or not seeds or any(
-            isinstance(s, bool) or not isinstance(s, int) for s in seeds):
-        raise InvalidConfigError(f"sweep.seeds must be a non-empty list of integers, "
-                                 f"got {seeds!r}")
+    eps, seeds = _epsilons_and_seeds(sw, base.seed)
     dparams: dict[str, dict[str, Any]] = {}
     for key, params in _table(sw.get("defense_params", {}), "sweep.defense_params").items():
         try:
@@ -159,6 +151,20 @@ def parse_sweep_spec(raw: Mapping[str, Any], *, source: str | None = None) -> Sw
                      seeds=tuple(dict.fromkeys(int(s) for s in seeds)), defense_params=dparams)
 
 
+def _epsilons_and_seeds(sw: Mapping[str, Any], seed: int) -> tuple[list[Any], list[Any]]:
+    """The grid's ε values (numbers > 0) and seeds (integers; default: the spec's seed)."""
+    eps = sw.get("epsilons", [])
+    if not isinstance(eps, list) or any(isinstance(e, bool) or not isinstance(e, (int, float))
+                                        or not e > 0 for e in eps):
+        raise InvalidConfigError(f"sweep.epsilons must be a list of numbers > 0, got {eps!r}")
+    seeds = sw.get("seeds", [seed])
+    if not isinstance(seeds, list) or not seeds or any(
+            isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise InvalidConfigError(f"sweep.seeds must be a non-empty list of integers, "
+                                 f"got {seeds!r}")
+    return eps, seeds
+
+
 def _task_sweep_spec(base: AuditSpec, sw: Mapping[str, Any]) -> SweepSpec:
     """The grid of a link or graph sweep, its defenses from the task's registry.
 
@@ -176,15 +182,7 @@ def _task_sweep_spec(base: AuditSpec, sw: Mapping[str, Any]) -> SweepSpec:
         raise InvalidConfigError("sweep.defenses must be a non-empty list of defense names")
     resolved = [task_defense(task, str(n), {}, where=f"sweep.defenses[{i}]")[0]
                 for i, n in enumerate(names)]
-    eps = sw.get("epsilons", [])
-    if not isinstance(eps, list) or any(isinstance(e, bool) or not isinstance(e, (int, float))
-                                        or not e > 0 for e in eps):
-        raise InvalidConfigError(f"sweep.epsilons must be a list of numbers > 0, got {eps!r}")
-    seeds = sw.get("seeds", [base.seed])
-    if not isinstance(seeds, list) or not seeds or any(
-            isinstance(s, bool) or not isinstance(s, int) for s in seeds):
-        raise InvalidConfigError(f"sweep.seeds must be a non-empty list of integers, "
-                                 f"got {seeds!r}")
+    eps, seeds = _epsilons_and_seeds(sw, base.seed)
     dparams: dict[str, dict[str, Any]] = {}
     for key, params in _table(sw.get("defense_params", {}), "sweep.defense_params").items():
         where = f"sweep.defense_params.{key}"
