@@ -30,7 +30,6 @@ edges); a non-private target (unit ``none``) can be audited for either unit.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -45,7 +44,7 @@ from graphleaks.defenses import registry as defense_registry
 from graphleaks.defenses._edge_release import pair_keys
 from graphleaks.defenses.base import Defense
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.one_run import min_canaries, one_run_bound
+from graphleaks.metrics.one_run import check_canary_count, guess_count, one_run_bound
 from graphleaks.models.gnn import ArchitectureSpec
 from graphleaks.models.target import TrainedTarget
 from graphleaks.privacy.ledger import PrivacyUnit
@@ -63,6 +62,7 @@ COVERS = {  # which audit units a defense's stated privacy unit protects
     PrivacyUnit.NODE_FEATURE: ("node_feature",),
     PrivacyUnit.NODE_FEATURE_AND_LABEL: ("node_feature",),
 }
+
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,8 @@ class CanaryConfig:
             raise InvalidConfigError(
                 f"The attack parameter of a {self.unit} canary audit must be one of "
                 f"{{{', '.join(ATTACKS[self.unit])}}}. Got {self.attack!r} instead.")
-        need = min_canaries(self.confidence)
-        lo = math.ceil(need / self.guess_fraction)
-        if self.num_canaries < lo:
-            raise InvalidConfigError(
-                f"The num_canaries parameter must be in [{lo}, 1000000] for confidence "
-                f"{self.confidence:g} with guess_fraction {self.guess_fraction:g} (at least "
-                f"{need} guesses). Got {self.num_canaries!r} instead.")
+        check_canary_count(self.num_canaries, self.guess_fraction, self.confidence,
+                           most=1_000_000)
 
 
 def check_unit(defense: Defense, unit: str) -> None:
@@ -272,7 +267,7 @@ def canary_audit(
         scores, used = _score_nodes(target, xc, yc, nbrs, coins, n), "loss"
         notes = (f"{m} canary nodes (shuffled features, random label, "
                  f"{cfg.canary_degree} random edges to training nodes)",)
-    r = max(int(round(cfg.guess_fraction * m)), min_canaries(cfg.confidence))
+    r = guess_count(m, cfg.guess_fraction, cfg.confidence)
     led = target.ledger
     bound = one_run_bound(coins, scores, k_pos=r // 2, k_neg=r - r // 2, delta=led.delta,
                           confidence=cfg.confidence, seed=derive_seed(seed, "guesses"))

@@ -44,7 +44,6 @@ canaries change N, and so the rate and the step count; the ledger accounts what 
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -57,7 +56,7 @@ from graphleaks.data.graphsets.record import GraphSet
 from graphleaks.defenses.graph_base import GraphDefense, graph_registry
 from graphleaks.defenses.graph_dp_sgd import GraphDPSGD
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.one_run import min_canaries, one_run_bound
+from graphleaks.metrics.one_run import check_canary_count, guess_count, one_run_bound
 from graphleaks.models.gradient_canaries import GradientCanaryProbe, gradient_canaries
 from graphleaks.models.graph_classifier import GraphClassifierSpec
 from graphleaks.models.trained_graph_target import GraphSplit, TrainedGraphTarget
@@ -93,13 +92,8 @@ class GraphCanaryConfig:
 
     def check(self) -> None:
         """Enough guesses to reach the confidence at all."""
-        need = min_canaries(self.confidence)
-        lo = math.ceil(need / self.guess_fraction)
-        if self.num_canaries < lo:
-            raise InvalidConfigError(
-                f"The num_canaries parameter must be in [{lo}, 100000] for confidence "
-                f"{self.confidence:g} with guess_fraction {self.guess_fraction:g} (at least "
-                f"{need} guesses). Got {self.num_canaries!r} instead.")
+        check_canary_count(self.num_canaries, self.guess_fraction, self.confidence,
+                           most=100_000)
 
 
 def make_graph_canaries(graphs: GraphSet, m: int, kind: str, feature_scale: float,
@@ -230,7 +224,7 @@ def graph_canary_audit(
     else:
         target = d.fit(canaried, split2, model=spec, seed=train_seed)
         scores = canary_scores(target, ids)
-    r = max(int(round(cfg.guess_fraction * m)), min_canaries(cfg.confidence))
+    r = guess_count(m, cfg.guess_fraction, cfg.confidence)
     led = target.ledger
     bound = one_run_bound(coins, scores, k_pos=r // 2, k_neg=r - r // 2, delta=led.delta,
                           confidence=cfg.confidence, seed=derive_seed(seed, "guesses"))

@@ -25,7 +25,6 @@ How a canary is scored (``attack``):
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,7 +38,7 @@ from graphleaks.data.edge_splits import PAIR_LISTS, EdgeMembershipSplit, EdgeSpl
 from graphleaks.data.pairs import contains, edge_keys, pair_keys, sample_non_edges
 from graphleaks.defenses.link import LinkDefense, get_link_defense
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.one_run import min_canaries, one_run_bound
+from graphleaks.metrics.one_run import check_canary_count, guess_count, one_run_bound
 from graphleaks.models.link_predictor import LinkPredictorSpec
 from graphleaks.models.link_target import TrainedLinkTarget
 from graphleaks.privacy.ledger import PrivacyUnit
@@ -69,13 +68,8 @@ class LinkCanaryConfig:
 
     def check(self) -> None:
         """Enough guesses for the confidence."""
-        need = min_canaries(self.confidence)
-        lo = math.ceil(need / self.guess_fraction)
-        if self.num_canaries < lo:
-            raise InvalidConfigError(
-                f"The num_canaries parameter must be in [{lo}, 1000000] for confidence "
-                f"{self.confidence:g} with guess_fraction {self.guess_fraction:g} (at least "
-                f"{need} guesses). Got {self.num_canaries!r} instead.")
+        check_canary_count(self.num_canaries, self.guess_fraction, self.confidence,
+                           most=1_000_000)
 
 
 def draw_canary_edges(graph: Data, split: EdgeMembershipSplit, m: int,
@@ -186,7 +180,7 @@ def link_canary_audit(
     g2, split2 = _with_members(graph, esplit, pairs[coins])
     target = d.fit(g2, split2, spec=spec, seed=derive_seed(seed, "target"))
     scores, used = score_link_canaries(target, pairs, cfg.attack)
-    r = max(int(round(cfg.guess_fraction * m)), min_canaries(cfg.confidence))
+    r = guess_count(m, cfg.guess_fraction, cfg.confidence)
     led = target.ledger
     how = ("presence in the released graph" if used == "released"
            else "the target's pair score (logit)")

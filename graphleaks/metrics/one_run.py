@@ -77,9 +77,11 @@ from graphleaks.errors import InvalidConfigError
 
 __all__ = [
     "OneRunBound",
+    "check_canary_count",
     "epsilon_p_value",
     "fdp_rejects",
     "gdp_delta",
+    "guess_count",
     "min_canaries",
     "one_run_bound",
     "one_run_epsilon",
@@ -222,6 +224,28 @@ def min_canaries(confidence: float) -> int:
     """
     return int(math.floor(math.log2(1.0 / (1.0 - confidence)))) + 1
 
+
+
+def check_canary_count(num_canaries: int, guess_fraction: float, confidence: float, *,
+                       most: int) -> None:
+    """Refuse a canary count whose guesses could never reach ``confidence``.
+
+    Raises:
+        InvalidConfigError: Naming the smallest count that can, and the largest allowed.
+    """
+    need = min_canaries(confidence)
+    lo = math.ceil(need / guess_fraction)
+    if num_canaries < lo:
+        raise InvalidConfigError(
+            f"The num_canaries parameter must be in [{lo}, {most}] for confidence "
+            f"{confidence:g} with guess_fraction {guess_fraction:g} (at least {need} "
+            f"guesses). Got {num_canaries!r} instead.")
+
+
+def guess_count(num_canaries: int, guess_fraction: float, confidence: float) -> int:
+    """How many canaries an audit guesses on: the fraction asked for, but never fewer than
+    :func:`min_canaries` (below which no guess set can reject ε = 0)."""
+    return max(int(round(guess_fraction * num_canaries)), min_canaries(confidence))
 
 def top_bottom_guesses(scores: npt.ArrayLike, k_pos: int, k_neg: int,
                        rng: np.random.Generator) -> np.ndarray:
