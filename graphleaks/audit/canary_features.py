@@ -54,7 +54,7 @@ from graphleaks.defenses.base import Defense
 from graphleaks.defenses.hetero_rr import HeteroRR
 from graphleaks.defenses.lpgnn import LPGNN, mbm_sampling_size, minmax_scale, multibit_mechanism
 from graphleaks.errors import InvalidConfigError
-from graphleaks.metrics.one_run import min_canaries, one_run_bound
+from graphleaks.metrics.one_run import guess_count, one_run_bound
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.report.records import CanaryAudit
 from graphleaks.seeding import Rngs, derive_seed
@@ -241,7 +241,7 @@ def feature_canary_audit(
     sign = torch.as_tensor(pattern, dtype=torch.float64) * 2.0 - 1.0
     scores = ((rel.rows.double() - rel.center.double()) * rel.weights.double() * sign).sum(1)
     eps, delta = claimed if claimed is not None else (rel.claimed_epsilon, 0.0)
-    r = max(int(round(cfg.guess_fraction * m)), min_canaries(cfg.confidence))
+    r = guess_count(m, cfg.guess_fraction, cfg.confidence)
     bound = one_run_bound(coins, scores.numpy(), k_pos=r // 2, k_neg=r - r // 2, delta=delta,
                           confidence=cfg.confidence, seed=derive_seed(seed, "guesses"))
     return CanaryAudit(
