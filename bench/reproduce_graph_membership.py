@@ -50,9 +50,10 @@ import time
 import numpy as np
 import torch
 
-from graphleaks.audit.graph_audit import audit_graph_run, graph_target
+from graphleaks.audit.graph_audit import audit_graph_run, build_graph_attack, graph_target
 from graphleaks.data.graphsets import GraphSet, load_solubility, motif_graphs
 from graphleaks.metrics.binary import threshold_metrics
+from graphleaks.metrics.paired import paired_tpr_difference
 from graphleaks.metrics.seeds import seed_mean_interval
 from graphleaks.models.graph_classifier import (
     GraphClassifierSpec,
@@ -62,9 +63,13 @@ from graphleaks.models.graph_classifier import (
 from graphleaks.seeding import derive_seed
 
 THRESHOLD = "graph_confidence_mia"
-ATTACKS = [THRESHOLD, "graph_lira_mia", "graph_rmia_mia", "graph_shadow_mia"]
+SHADOW = "graph_shadow_mia"
+#: Attacks with reference models: each runs once per ``--variants`` entry, on one pool.
+REFERENCE_ATTACKS = ("graph_lira_mia", "graph_rmia_mia")
+#: Filled by main() from --attacks and --variants: labels, e.g. ``graph_lira_mia[online]``.
+ATTACKS: list[str] = []
 #: The attacks whose TPR@1%FPR is compared with the threshold attack's.
-CHALLENGERS = ["graph_lira_mia", "graph_rmia_mia"]
+CHALLENGERS: list[str] = []
 
 
 def dataset(name: str, seed: int, label_noise: float, members: int = 100,
@@ -115,10 +120,14 @@ def one_run(name: str, seed: int, k: int, args: argparse.Namespace) -> dict[str,
     target = graph_target(model, gs, members, non, population=pop)
     refs = {"num_references": args.references,
             "ref_epochs": args.ref_epochs or args.epochs}
-    params = {"graph_lira_mia": refs, "graph_rmia_mia": refs,
-              "graph_shadow_mia": {"shadow_epochs": args.epochs, "hidden": args.hidden}}
-    run = audit_graph_run(target, attacks=ATTACKS, seed=seed, n_bootstrap=args.n_bootstrap,
-                          params=params)
+    params = {"graph_shadow_mia": {"shadow_epochs": args.epochs, "hidden": args.hidden}}
+    # offline and online variants of LiRA / RMIA score against the same reference pool
+    # (one audit trains it once), so the online variants cost no extra training
+    objs = [build_graph_attack(label.split("[")[0], "standard",
+                               {**refs, "variant": label[:-1].split("[")[1]}
+                               if "[" in label else params.get(label))
+            for label in ATTACKS]
+    run = audit_graph_run(target, attacks=objs, seed=seed, n_bootstrap=args.n_bootstrap)
     y_mem = gs.y.numpy()[members]
     counts = np.bincount(y_mem, minlength=gs.num_classes)
     out: dict[str, object] = {
@@ -131,17 +140,28 @@ def one_run(name: str, seed: int, k: int, args: argparse.Namespace) -> dict[str,
         # those of the data, not of one random draw; ties: the lower class id)
         "minority": gs.class_names[int(np.argmin(gs.class_counts()))],
         "largest": gs.class_names[int(np.argmax(gs.class_counts()))]}
-    for a, table in zip(run.report.attacks, run.tables, strict=True):
+    for label, a, table in zip(ATTACKS, run.report.attacks, run.tables, strict=True):
         b = a.metrics.binary
-        out[a.attack] = {"auc": (b.auc.value, *b.auc.ci),
+        # candidates in id order: each attack draws its own candidate order, the paired
+        # bootstrap needs the same candidates at the same positions
+        order = np.argsort(np.asarray(table.nodes))
+        out[label] = {"auc": (b.auc.value, *b.auc.ci),
                          "tpr1": (b.tpr_at_fpr[0.01].value, *b.tpr_at_fpr[0.01].ci),
                          "slices": {k: (s.n_pos, s.n_neg, s.auc.value if s.auc else None,
                                         s.auc.ci if s.auc else None,
                                         _point(s.tpr_at_fpr.get(0.01)))
                                     for k, s in a.metrics.slices.items()
-                                    if k.startswith("class=")}}
-        if a.attack == "graph_shadow_mia":
-            out["shadow_f1"] = threshold_metrics(table.scores, table.labels, 0.5).f1
+                                    if k.startswith("class=")},
+                      "ids": np.asarray(table.nodes)[order],
+                      "scores": np.asarray(table.scores, dtype=np.float64)[order],
+                      "truth": np.asarray(table.labels)[order].astype(bool)}
+        if label == SHADOW:
+            tm = threshold_metrics(table.scores, table.labels, 0.5)
+            out["shadow_f1"] = tm.f1
+            out["shadow_precision"], out["shadow_recall"] = tm.precision, tm.recall
+            out["shadow_pred_members"] = float((np.asarray(table.scores) >= 0.5).mean())
+            out["shadow_fit"] = next((n for n in a.notes if n.startswith("shadow model acc")),
+                                     "")
     out["cpu_s"] = time.process_time() - c0
     return out
 
@@ -157,7 +177,8 @@ def _fmt(m: float, lo: float, hi: float) -> str:
     return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def summarise(name: str, seeds: list[int], runs: list[dict[str, object]]) -> None:
+def summarise(name: str, seeds: list[int], runs: list[dict[str, object]],
+              n_bootstrap: int) -> None:
     print(f"\n[{name}] mean over seeds {seeds} (Student-t 95% interval over seeds):")
     for key, label in (("train_acc", "train accuracy"), ("test_acc", "test accuracy")):
         vals = [float(r[key]) for r in runs]  # type: ignore[arg-type]
@@ -179,14 +200,51 @@ def summarise(name: str, seeds: list[int], runs: list[dict[str, object]]) -> Non
                     "does not hold")
             print(f"  {label:9s} {a} - {THRESHOLD}: per seed {[round(d, 3) for d in diff]}, "
                   f"mean {_fmt(m, lo, hi)}: {held}")
+    if THRESHOLD in ATTACKS:
+        _paired(name, runs, n_bootstrap)
+    if SHADOW in ATTACKS:
+        _wu(name, runs)
+    for lira in (a for a in ATTACKS if a != SHADOW):
+        _class_exposure(name, seeds, runs, lira)
+
+
+def _paired(name: str, runs: list[dict[str, object]], n_bootstrap: int) -> None:
+    """Challenger − threshold at 1 % FPR: a paired bootstrap per seed, pooled over seeds.
+
+    The interval carries the candidate noise of every run (not the spread across seeds, which
+    the Student-t interval above carries): it answers "on these targets, does the challenger
+    rank more members above the 1 % FPR threshold than the threshold attack?".
+    """
+    print(f"[{name}] claim, paired bootstrap over candidates ({n_bootstrap} replicates per "
+          "seed, pooled as the mean of the per-seed differences):")
+    for a in CHALLENGERS:
+        for r in runs:
+            if not np.array_equal(r[a]["ids"], r[THRESHOLD]["ids"]):  # type: ignore[index]
+                raise SystemExit(f"{a} and {THRESHOLD} scored different candidates")
+        d = paired_tpr_difference(
+            [r[a]["scores"] for r in runs],  # type: ignore[index]
+            [r[THRESHOLD]["scores"] for r in runs],  # type: ignore[index]
+            [r[THRESHOLD]["truth"] for r in runs],  # type: ignore[index]
+            fpr=0.01, n_bootstrap=n_bootstrap, seed=0)
+        held = ("holds (interval above 0)" if d.lo > 0 else
+                "mean above 0, interval reaches 0: not shown" if d.value > 0 else
+                "does not hold")
+        print(f"  TPR@1%FPR {a} - {THRESHOLD}: per seed "
+              f"{[_fmt(*v) for v in d.per_run]}, pooled {_fmt(d.value, d.lo, d.hi)}: {held}")
+
+
+def _wu(name: str, runs: list[dict[str, object]]) -> None:
+    for r in runs:
+        print(f"  shadow attack at 0.5: F1 {r['shadow_f1']:.3f}, precision "
+              f"{r['shadow_precision']:.3f}, recall {r['shadow_recall']:.3f}, predicted "
+              f"members {r['shadow_pred_members']:.3f}; target train / test acc "
+              f"{r['train_acc']:.3f} / {r['test_acc']:.3f}; {r['shadow_fit']}")
     f1 = [float(r["shadow_f1"]) for r in runs]  # type: ignore[arg-type]
     m, lo, hi = seed_mean_interval(f1)
     held = ("holds (interval above 0.7)" if lo > 0.7 else
             "mean above 0.7, interval reaches below: not shown" if m > 0.7 else "does not hold")
     print(f"[{name}] claim (Wu et al. shape): shadow attack F1 > 0.7: per seed "
           f"{[round(v, 3) for v in f1]}, mean {_fmt(m, lo, hi)}: {held}")
-    for lira in (THRESHOLD, *CHALLENGERS):
-        _class_exposure(name, seeds, runs, lira)
 
 
 def _class_exposure(name: str, seeds: list[int], runs: list[dict[str, object]],
@@ -247,9 +305,20 @@ def main() -> None:
     p.add_argument("--ref-epochs", type=int, default=0,
                    help="epochs of each reference model (0: as many as the target)")
     p.add_argument("--n-bootstrap", type=int, default=200)
+    p.add_argument("--n-paired", type=int, default=1000,
+                   help="paired-bootstrap replicates per seed (challenger - threshold)")
     p.add_argument("--label-noise", type=float, default=0.3,
                    help="share of motif labels redrawn at random (0: the clean set)")
+    p.add_argument("--attacks", nargs="+", default=[THRESHOLD, *REFERENCE_ATTACKS, SHADOW],
+                   choices=[THRESHOLD, *REFERENCE_ATTACKS, SHADOW])
+    p.add_argument("--variants", nargs="+", default=["offline", "online"],
+                   choices=("offline", "online"),
+                   help="LiRA / RMIA variants, all scored against one reference pool")
     args = p.parse_args()
+    ATTACKS[:] = [f"{a}[{v}]" if a in REFERENCE_ATTACKS else a
+                  for a in args.attacks for v in (args.variants if a in REFERENCE_ATTACKS
+                                                  else [""])]
+    CHALLENGERS[:] = [a for a in ATTACKS if "[" in a]
     defaults = {"motifs": 200, "solubility": 250}
     if args.members is None:
         members = [defaults.get(name, 100) for name in args.datasets]
@@ -273,8 +342,11 @@ def main() -> None:
             for a in ATTACKS:
                 m = r[a]
                 print(f"  {a:22s} AUC {_fmt(*m['auc'])}  TPR@1%FPR {_fmt(*m['tpr1'])}")
-            print(f"  Wu et al. shadow attack F1 at 0.5: {r['shadow_f1']:.3f}", flush=True)
-        summarise(name, args.seeds, runs)
+            if SHADOW in ATTACKS:
+                print(f"  Wu et al. shadow attack F1 at 0.5: {r['shadow_f1']:.3f}; "
+                      f"{r['shadow_fit']}")
+            print(flush=True)
+        summarise(name, args.seeds, runs, args.n_paired)
         print(f"[{name}] wall {time.perf_counter() - t0:.1f} s, process CPU "
               f"{time.process_time() - c0:.1f} s, peak RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB", flush=True)
