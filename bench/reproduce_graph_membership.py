@@ -44,8 +44,10 @@ once (:class:`~graphleaks.models.graph_classifier.GraphStore`).
 from __future__ import annotations
 
 import argparse
+import pickle
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -314,6 +316,9 @@ def main() -> None:
     p.add_argument("--variants", nargs="+", default=["offline", "online"],
                    choices=("offline", "online"),
                    help="LiRA / RMIA variants, all scored against one reference pool")
+    p.add_argument("--runs-out", type=Path, default=None,
+                   help="folder: each dataset's finished runs (scores included) pickled "
+                        "after every seed")
     args = p.parse_args()
     ATTACKS[:] = [f"{a}[{v}]" if a in REFERENCE_ATTACKS else a
                   for a in args.attacks for v in (args.variants if a in REFERENCE_ATTACKS
@@ -336,6 +341,12 @@ def main() -> None:
         for seed in args.seeds:
             r = one_run(name, seed, k, args)
             runs.append(r)
+            if args.runs_out is not None:
+                # every finished seed is kept: a cut-off run can still be summarised
+                args.runs_out.mkdir(parents=True, exist_ok=True)
+                with open(args.runs_out / f"{name}.pkl", "wb") as f:
+                    pickle.dump({"seeds": args.seeds[:len(runs)], "runs": runs,
+                                 "attacks": ATTACKS, "settings": vars(args)}, f)
             print(f"\n[{name} seed {seed}] {k} members / {k} non-members, train acc "
                   f"{r['train_acc']:.3f} test acc {r['test_acc']:.3f} classes {r['classes']} "
                   f"counts {r['class_counts']}, CPU {r['cpu_s']:.1f} s")
