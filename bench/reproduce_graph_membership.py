@@ -319,7 +319,20 @@ def main() -> None:
     p.add_argument("--runs-out", type=Path, default=None,
                    help="folder: each dataset's finished runs (scores included) pickled "
                         "after every seed")
+    p.add_argument("--from-runs", type=Path, nargs="+", default=None,
+                   help="train nothing: summarise runs pickled by --runs-out (your own: a "
+                        "pickle runs code when read)")
     args = p.parse_args()
+    if args.from_runs is not None:
+        for path in args.from_runs:
+            with open(path, "rb") as f:
+                saved = pickle.load(f)  # noqa: S301 (the bench's own output, see --help)
+            ATTACKS[:] = saved["attacks"]
+            CHALLENGERS[:] = [a for a in ATTACKS if "[" in a]
+            name = str(saved["settings"]["datasets"][0])
+            print(f"{path}: settings {saved['settings']}")
+            summarise(name, saved["seeds"], saved["runs"], args.n_paired)
+        return
     ATTACKS[:] = [f"{a}[{v}]" if a in REFERENCE_ATTACKS else a
                   for a in args.attacks for v in (args.variants if a in REFERENCE_ATTACKS
                                                   else [""])]
