@@ -72,3 +72,21 @@ def test_freeze_heap_only_while_claimed(monkeypatch: pytest.MonkeyPatch) -> None
         assert _process.freeze_heap() == 0  # released with the command
     finally:
         gc.unfreeze()  # the test run's objects go back to the collector
+
+
+def test_frozen_imports_pause_the_collector_and_freeze_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_process, "_owner", [])
+    monkeypatch.setattr(_process, "_at_exit", [True])
+    assert gc.isenabled()
+    with _process.frozen_imports():  # not claimed: the collector is left alone
+        assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    try:
+        with _process.claimed("test"):
+            with _process.frozen_imports():
+                assert not gc.isenabled()
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+        gc.enable()
