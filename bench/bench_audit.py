@@ -54,6 +54,7 @@ from _reference import in_units, provenance, reference_cpu  # noqa: E402
 # the command line's start-up: what `graphleaks audit` imports before it parses its options
 import graphleaks.cli  # noqa: E402, F401
 
+_CHECKOUT = Path(graphleaks.cli.__file__).resolve().parents[2]
 _IMPORT_CPU = time.process_time()
 _IMPORT_WALL = time.perf_counter() - _WALL_AT_START
 
@@ -146,9 +147,11 @@ def end_to_end(seed: int, repeats: int) -> list[tuple[float, float]]:
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as d:
             c, w = _child_cpu(), time.perf_counter()
+            # run from the checkout whose graphleaks this bench imported: `python -m`
+            # imports the working directory's package first
             proc = subprocess.run([sys.executable, "-m", "graphleaks", *CLI_ARGS, "--out",
                                    str(Path(d) / "report"), "--seed", str(seed)],
-                                  capture_output=True, text=True)
+                                  capture_output=True, text=True, cwd=_CHECKOUT)
             out.append((_child_cpu() - c, time.perf_counter() - w))
         if proc.returncode not in (0, 3):
             raise SystemExit(f"graphleaks audit failed ({proc.returncode}): "
