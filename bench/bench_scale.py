@@ -46,6 +46,9 @@ Usage::
     nice python bench/bench_scale.py --sizes 1000000 --steps audit full --out /tmp/1m.json
     python bench/bench_scale.py --report /tmp/scale.json /tmp/1m.json   # table + exponents
     nice python bench/bench_scale.py --task link --sizes 100000 300000 --out /tmp/link.json
+    nice python bench/bench_scale.py --task link --sizes 1000000 --param \
+        link.propagation_mode=precomputed --param link.edge_dropout=0 \
+        --param link.input_dropout=0 --out /tmp/link1m.json
 """
 
 from __future__ import annotations
