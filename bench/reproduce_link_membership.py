@@ -10,7 +10,10 @@ edge, member edges kept in the inference graph), train a two-layer GCN graph aut
 * ``edge_score_threshold``: the model's own logit of the pair;
 * ``edge_lira`` (online): per-pair likelihood ratio against reference link predictors
   trained on random halves of the candidate edges (``--references`` of them, at most
-  ``--ref-epochs`` epochs each).
+  ``--ref-epochs`` epochs each; ``--ref-epochs target``: as many epochs as the target's kept
+  model trained, its best validation epoch, read from its training log, so that references
+  fit their edges as much as the target fits its own; ``--per-pair-variance``: per-pair
+  IN/OUT standard deviations instead of pooled ones).
 
 Candidates: every held-out edge and non-edge, and as many randomly drawn member edges.
 ``--held-out-non-edges K`` draws K uniform non-edges per held-out edge (the split's
@@ -24,13 +27,16 @@ LiRA beats the threshold attack (per seed: point estimates; "clearly": LiRA's lo
 above the threshold's upper bound), and the paired difference LiRA − threshold in TPR at 1 %
 FPR (:func:`graphleaks.metrics.paired.paired_tpr_difference`: both attacks scored the same
 candidates, so each bootstrap replicate resamples them once for both; per seed, and pooled
-as the mean over seeds with every seed resampled). ``--scores-out DIR`` keeps each run's
+as the mean over seeds with every seed resampled). Last, the same as the two Markdown tables
+the README quotes, and whether both attacks beat chance in every run (AUC lower bound above
+0.5 and TPR at 1 % FPR lower bound above 0.01). ``--scores-out DIR`` keeps each run's
 candidates, truth and both attacks' scores.
 
 Usage (from the repository root)::
 
     python bench/reproduce_link_membership.py [--datasets cora citeseer] [--seeds 0 1 2]
-        [--references 8] [--ref-epochs 50] [--held-out-non-edges 1] [--scores-out DIR]
+        [--references 8] [--ref-epochs 50|target] [--per-pair-variance]
+        [--held-out-non-edges 1] [--scores-out DIR]
         [--data-root /work/shared/datasets]
 """
 
@@ -165,7 +171,11 @@ def main() -> None:
         d = paired_tpr_difference([p[0] for p in paired[ds]], [p[1] for p in paired[ds]],
                                   [p[2] for p in paired[ds]], fpr=0.01,
                                   n_bootstrap=args.n_bootstrap, seed=0)
-        summary[ds] = {**mean, "lira_beats_threshold_tpr1_per_seed": beats,
+        # chance: AUC 0.5 and TPR = FPR = 0.01; "above" means the interval's lower bound is
+        chance = {att: [r[att]["auc"]["lo"] > 0.5 and r[att]["tpr_at_1pct_fpr"]["lo"] > 0.01
+                        for r in rs] for att in ATTACKS}
+        summary[ds] = {**mean, "above_chance_per_seed": chance,
+                       "lira_beats_threshold_tpr1_per_seed": beats,
                        "lira_interval_clears_threshold_per_seed": clearly,
                        "lira_minus_threshold_tpr1_paired": {
                            "pooled": [round(d.value, 4), round(d.lo, 4), round(d.hi, 4)],
@@ -204,6 +214,12 @@ def _markdown(rows: list[dict[str, object]], summary: dict[str, object],
         d = summary[ds]["lira_minus_threshold_tpr1_paired"]  # type: ignore[index]
         lines.append(f"| {ds} | {_diff(d['pooled'])} | "
                      f"{' / '.join(_diff(v) for v in d['per_seed'])} |")
+    lines.append("")
+    for ds in datasets:
+        ch = summary[ds]["above_chance_per_seed"]  # type: ignore[index]
+        verdict = "every run" if all(all(v) for v in ch.values()) else "NOT every run"
+        lines.append(f"{ds}: both attacks above chance (AUC lower bound > 0.5 and TPR@1%FPR "
+                     f"lower bound > 0.01) in {verdict}")
     return "\n".join(lines)
 
 
