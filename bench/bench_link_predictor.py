@@ -11,7 +11,8 @@ Usage (from the repository root)::
         [--gae] [--decoder dot] [--hidden 256] [--embedding-dim 128] [--epochs 300] ...
 
 Without options it trains ``LinkPredictorSpec()`` (the defaults); ``--gae`` starts from the
-classic two-layer GCN GAE; every other option overrides one field.
+classic two-layer GCN GAE, ``--propagation-mode precomputed`` from
+``LinkPredictorSpec.precomputed()``; every other option overrides one field.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def main() -> None:
     ap.add_argument("--teleport", type=float, default=None)
     ap.add_argument("--input-dropout", type=float, default=None)
     ap.add_argument("--dot-bias", action="store_true")
+    ap.add_argument("--propagation-mode", choices=("full", "precomputed"), default=None,
+                    help="precomputed: LinkPredictorSpec.precomputed() (dropouts 0)")
     ap.add_argument("--non-member-sampling", default="uniform")
     args = ap.parse_args()
     g = load_dataset(args.dataset, data_root=args.data_root)
@@ -75,7 +78,12 @@ def main() -> None:
         over["variational"] = True
     over.update({k: v for k, v in (("encoder", args.encoder), ("decoder", args.decoder))
                  if v is not None})
-    spec = LinkPredictorSpec.gae(**over) if args.gae else LinkPredictorSpec(**over)
+    if args.gae:
+        spec = LinkPredictorSpec.gae(**over)
+    elif args.propagation_mode == "precomputed":
+        spec = LinkPredictorSpec.precomputed(**over)
+    else:
+        spec = LinkPredictorSpec(**over)
     aucs = []
     for seed in args.seeds:
         split = EdgeMembershipSplit.draw(

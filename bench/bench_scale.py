@@ -34,7 +34,11 @@ graphleaks' default link predictor through the ``none`` link defense (what ``gra
 suite), report written. Its ``per_attack`` covers each edge attack's turn (reference link
 predictors are trained in the first attack that needs them); training's figures also give
 the epochs run, so a cost per epoch can be read and projected. ``--epochs`` caps the link
-predictor's epochs only when given (default: the spec's own).
+predictor's epochs only when given (default: the spec's own). ``--param link.FIELD=VALUE``
+sets a field of the link predictor spec (the target's, so also its references'); the
+scalable mode is ``--param link.propagation_mode=precomputed --param link.edge_dropout=0
+--param link.input_dropout=0`` (:attr:`LinkPredictorSpec.propagation_mode`). The row's
+``spec`` is the spec that ran.
 
 Usage::
 
@@ -42,6 +46,9 @@ Usage::
     nice python bench/bench_scale.py --sizes 1000000 --steps audit full --out /tmp/1m.json
     python bench/bench_scale.py --report /tmp/scale.json /tmp/1m.json   # table + exponents
     nice python bench/bench_scale.py --task link --sizes 100000 300000 --out /tmp/link.json
+    nice python bench/bench_scale.py --task link --sizes 1000000 --param \
+        link.propagation_mode=precomputed --param link.edge_dropout=0 \
+        --param link.input_dropout=0 --out /tmp/link1m.json
 """
 
 from __future__ import annotations
@@ -121,8 +128,19 @@ def _wrap_progress(module: Any, per_attack: dict[str, dict[str, float]]) -> None
     module.progress = timed
 
 
+def link_spec_overrides(items: list[str] | None) -> dict[str, Any]:
+    """``--param link.FIELD=VALUE`` items as typed :class:`LinkPredictorSpec` overrides."""
+    from graphleaks._params import Owner, parse_param_items, resolve_params
+    from graphleaks.models.link_predictor import LinkPredictorSpec
+
+    params = resolve_params(parse_param_items(items),
+                            [Owner("link", "link predictor", LinkPredictorSpec)], text=True,
+                            source="--param ")
+    return dict(params.get("link", {}))
+
+
 def link_child(size: int, step: str, n_bootstrap: int | None,
-               epochs: int | None) -> dict[str, object]:
+               epochs: int | None, params: list[str] | None = None) -> dict[str, object]:
     """The link task's ``link_audit`` step in this process (see the module docstring)."""
     import dataclasses
 
@@ -148,10 +166,10 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
         split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)
         out["split_cpu_s"] = time.process_time() - c0
         defense = link_registry.get("none")()
-        spec = defense.default_spec()
+        spec = dataclasses.replace(defense.default_spec(), **link_spec_overrides(params))
         if epochs is not None:
             spec = dataclasses.replace(spec, epochs=epochs)
-        out["spec"] = spec.to_dict()
+        out["spec"] = spec.to_dict()  # the spec that ran (the report's target card too)
         target = defense.fit(g, split, spec=spec, seed=0, dataset={"name": f"csbm-{size}"})
         out["train_cpu_s"] = time.process_time() - c0
         out["train_wall_s"] = time.perf_counter() - w0
@@ -185,7 +203,8 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     for f in per_attack_of(out).values():
         f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
     out["provenance"] = provenance({"task": "link", "size": size, "step": step,
-                                    "n_bootstrap": n_bootstrap, "epochs": epochs})
+                                    "n_bootstrap": n_bootstrap, "epochs": epochs,
+                                    "params": list(params or [])})
     return out
 
 
@@ -278,6 +297,8 @@ def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object
         cmd += ["--n-bootstrap", str(args.n_bootstrap)]
     if args.epochs is not None:
         cmd += ["--epochs", str(args.epochs)]
+    for item in args.param or []:
+        cmd += ["--param", item]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if args.out:
         env["BENCH_SCALE_PROGRESS"] = f"{args.out}.progress"
@@ -376,6 +397,9 @@ def main() -> None:
                    help="default: 1000 (node); the suite's (link)")
     p.add_argument("--epochs", type=int, default=None,
                    help="default: 200 (node); the link predictor spec's own (link)")
+    p.add_argument("--param", action="append", default=None, metavar="link.FIELD=VALUE",
+                   help="link task: a LinkPredictorSpec field of the target (and so of its "
+                        "references), e.g. link.propagation_mode=precomputed; repeatable")
     p.add_argument("--timeout", type=int, default=3600, help="seconds per step")
     p.add_argument("--out", type=Path, default=None, help="JSON lines, appended as they end")
     p.add_argument("--report", type=Path, nargs="+", default=None,
@@ -385,7 +409,7 @@ def main() -> None:
     if args.child:
         if args.task == "link":
             print(json.dumps(link_child(int(args.child[0]), args.child[1], args.n_bootstrap,
-                                        args.epochs)), flush=True)
+                                        args.epochs, args.param)), flush=True)
             return
         print(json.dumps(child(int(args.child[0]), args.child[1],
                                1000 if args.n_bootstrap is None else args.n_bootstrap,

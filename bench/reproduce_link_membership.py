@@ -10,7 +10,10 @@ edge, member edges kept in the inference graph), train a two-layer GCN graph aut
 * ``edge_score_threshold``: the model's own logit of the pair;
 * ``edge_lira`` (online): per-pair likelihood ratio against reference link predictors
   trained on random halves of the candidate edges (``--references`` of them, at most
-  ``--ref-epochs`` epochs each).
+  ``--ref-epochs`` epochs each; ``--ref-epochs target``: as many epochs as the target's kept
+  model trained, its best validation epoch, read from its training log, so that references
+  fit their edges as much as the target fits its own; ``--per-pair-variance``: per-pair
+  IN/OUT standard deviations instead of pooled ones).
 
 Candidates: every held-out edge and non-edge, and as many randomly drawn member edges.
 ``--held-out-non-edges K`` draws K uniform non-edges per held-out edge (the split's
@@ -24,13 +27,16 @@ LiRA beats the threshold attack (per seed: point estimates; "clearly": LiRA's lo
 above the threshold's upper bound), and the paired difference LiRA − threshold in TPR at 1 %
 FPR (:func:`graphleaks.metrics.paired.paired_tpr_difference`: both attacks scored the same
 candidates, so each bootstrap replicate resamples them once for both; per seed, and pooled
-as the mean over seeds with every seed resampled). ``--scores-out DIR`` keeps each run's
+as the mean over seeds with every seed resampled). Last, the same as the two Markdown tables
+the README quotes, and whether both attacks beat chance in every run (AUC lower bound above
+0.5 and TPR at 1 % FPR lower bound above 0.01). ``--scores-out DIR`` keeps each run's
 candidates, truth and both attacks' scores.
 
 Usage (from the repository root)::
 
     python bench/reproduce_link_membership.py [--datasets cora citeseer] [--seeds 0 1 2]
-        [--references 8] [--ref-epochs 50] [--held-out-non-edges 1] [--scores-out DIR]
+        [--references 8] [--ref-epochs 50|target] [--per-pair-variance]
+        [--held-out-non-edges 1] [--scores-out DIR]
         [--data-root /work/shared/datasets]
 """
 
@@ -56,6 +62,15 @@ from graphleaks.models.link_predictor import LinkPredictorSpec, fit_link_predict
 ATTACKS = ("edge_score_threshold", "edge_lira")
 
 
+def _ref_epochs(value: str) -> int | str:
+    if value == "target":
+        return value
+    n = int(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError("--ref-epochs must be a positive integer or 'target'")
+    return n
+
+
 def _est(e: object) -> dict[str, float]:
     return {"value": round(float(e.value), 4), "lo": round(float(e.lo), 4),  # type: ignore[attr-defined]
             "hi": round(float(e.hi), 4)}  # type: ignore[attr-defined]
@@ -67,7 +82,11 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=["cora", "citeseer"])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--references", type=int, default=8)
-    ap.add_argument("--ref-epochs", type=int, default=50)
+    ap.add_argument("--ref-epochs", type=_ref_epochs, default=50,
+                    help="each reference's epochs; 'target': as many as the target's kept "
+                         "model trained (its best validation epoch, from its training log)")
+    ap.add_argument("--per-pair-variance", action="store_true",
+                    help="per-pair IN/OUT standard deviations instead of one pooled each")
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--embedding-dim", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=200)
@@ -85,8 +104,6 @@ def main() -> None:
     paired: dict[str, list[tuple[object, object, object]]] = {ds: [] for ds in args.datasets}
     spec = LinkPredictorSpec.gae(hidden=(args.hidden,), embedding_dim=args.embedding_dim,
                                  epochs=args.epochs, patience=args.patience)
-    params = {"edge_lira": {"variant": "online", "num_references": args.references,
-                            "ref_epochs": args.ref_epochs}}
     rows = []
     for ds in args.datasets:
         g = load_dataset(ds, data_root=args.data_root)
@@ -95,6 +112,10 @@ def main() -> None:
             split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, split_cfg, seed=seed)
             model, log = fit_link_predictor(g.x, split, spec, seed=seed)
             train_wall, train_cpu = time.perf_counter() - w0, time.process_time() - c0
+            ref_epochs = log.best_epoch if args.ref_epochs == "target" else args.ref_epochs
+            params = {"edge_lira": {"variant": "online", "num_references": args.references,
+                                    "ref_epochs": ref_epochs,
+                                    "fixed_variance": not args.per_pair_variance}}
             run = audit_link_split(model, g.x, split, name=ds, attacks=list(ATTACKS), seed=seed,
                                    n_bootstrap=args.n_bootstrap, params=params,
                                    training={"best_epoch": log.best_epoch,
@@ -103,6 +124,7 @@ def main() -> None:
             row = {"dataset": ds, "seed": seed,
                    "test_link_auc": round(float(rep.target.utility["test_link_auc"]), 4),
                    "best_epoch": log.best_epoch, "epochs_run": log.epochs_run,
+                   "ref_epochs": ref_epochs,
                    "n_members_scored": rep.target.split_sizes["members_scored"],
                    "n_non_members_scored": rep.target.split_sizes["non_members_scored"],
                    "train_wall_s": round(train_wall, 1), "train_cpu_s": round(train_cpu, 1),
@@ -132,6 +154,7 @@ def main() -> None:
             print(json.dumps(row), flush=True)
     summary: dict[str, object] = {"spec": spec.to_dict(), "references": args.references,
                                   "ref_epochs": args.ref_epochs,
+                                  "per_pair_variance": args.per_pair_variance,
                                   "held_out_non_edges_per_edge": args.held_out_non_edges}
     for ds in args.datasets:
         rs = [r for r in rows if r["dataset"] == ds]
@@ -148,12 +171,56 @@ def main() -> None:
         d = paired_tpr_difference([p[0] for p in paired[ds]], [p[1] for p in paired[ds]],
                                   [p[2] for p in paired[ds]], fpr=0.01,
                                   n_bootstrap=args.n_bootstrap, seed=0)
-        summary[ds] = {**mean, "lira_beats_threshold_tpr1_per_seed": beats,
+        # chance: AUC 0.5 and TPR = FPR = 0.01; "above" means the interval's lower bound is
+        chance = {att: [r[att]["auc"]["lo"] > 0.5 and r[att]["tpr_at_1pct_fpr"]["lo"] > 0.01
+                        for r in rs] for att in ATTACKS}
+        summary[ds] = {**mean, "above_chance_per_seed": chance,
+                       "lira_beats_threshold_tpr1_per_seed": beats,
                        "lira_interval_clears_threshold_per_seed": clearly,
                        "lira_minus_threshold_tpr1_paired": {
                            "pooled": [round(d.value, 4), round(d.lo, 4), round(d.hi, 4)],
                            "per_seed": [[round(v, 4) for v in r] for r in d.per_run]}}
     print(json.dumps({"summary": summary}), flush=True)
+    print(_markdown(rows, summary, args.datasets), flush=True)
+
+
+def _ci(e: dict[str, float]) -> str:
+    return f"{e['value']:.3f} [{e['lo']:.3f}, {e['hi']:.3f}]"
+
+
+def _diff(v: list[float]) -> str:
+    return f"{v[0]:+.3f} [{v[1]:+.3f}, {v[2]:+.3f}]"
+
+
+def _markdown(rows: list[dict[str, object]], summary: dict[str, object],
+              datasets: list[str]) -> str:
+    """The two tables the README quotes: per run, and LiRA − threshold paired and pooled."""
+    lines = ["| dataset | seed | test link AUC | threshold AUC | threshold TPR@1%FPR | LiRA AUC "
+             "| LiRA TPR@1%FPR | vs held-out edges: threshold / LiRA AUC | CPU s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t, li = r["edge_score_threshold"], r["edge_lira"]
+        hard = (f"{t['vs_held_out_edges']['auc']['value']:.3f} / "  # type: ignore[index]
+                f"{li['vs_held_out_edges']['auc']['value']:.3f}"  # type: ignore[index]
+                if "vs_held_out_edges" in t else "-")  # type: ignore[operator]
+        lines.append(
+            f"| {r['dataset']} | {r['seed']} | {r['test_link_auc']:.3f} | "
+            f"{t['auc']['value']:.3f} | {_ci(t['tpr_at_1pct_fpr'])} | "  # type: ignore[index]
+            f"{li['auc']['value']:.3f} | {_ci(li['tpr_at_1pct_fpr'])} | {hard} | "  # type: ignore[index]
+            f"{r['total_cpu_s']:.0f} |")
+    lines += ["", "| dataset | LiRA − threshold, TPR at 1 % FPR, pooled [95 %] | per seed |",
+              "|---|---|---|"]
+    for ds in datasets:
+        d = summary[ds]["lira_minus_threshold_tpr1_paired"]  # type: ignore[index]
+        lines.append(f"| {ds} | {_diff(d['pooled'])} | "
+                     f"{' / '.join(_diff(v) for v in d['per_seed'])} |")
+    lines.append("")
+    for ds in datasets:
+        ch = summary[ds]["above_chance_per_seed"]  # type: ignore[index]
+        verdict = "every run" if all(all(v) for v in ch.values()) else "NOT every run"
+        lines.append(f"{ds}: both attacks above chance (AUC lower bound > 0.5 and TPR@1%FPR "
+                     f"lower bound > 0.01) in {verdict}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

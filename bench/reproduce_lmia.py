@@ -17,8 +17,9 @@ Per dataset and seed, one JSON line: per similarity, AUC with its 95 % interval,
 FPR with its interval, and the oracle best balanced accuracy (the paper reports the accuracy
 of its best K-means clustering over 500 restarts, also an oracle); wall and process CPU
 seconds. Metrics come from :mod:`graphleaks.metrics`. The paper's own figures are not
-printed: its table was not available where this bench was written (see the README section
-"Audit a link-prediction model").
+printed: no copy of its table could be found (abstract-only pages, and the authors'
+repository prints its accuracies at run time; the README section "Audit a link-prediction
+model" lists what was searched), and numbers are never typed in from memory.
 
 Usage (from the repository root)::
 

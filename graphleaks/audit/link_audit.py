@@ -262,6 +262,12 @@ def _fingerprint(target: LinkTarget, members: np.ndarray, non_members: np.ndarra
     return h.hexdigest()[:16]
 
 
+def _mode_label(spec: LinkPredictorSpec) -> str:
+    # the target card (Markdown, HTML) names a scalable mode: it is another model
+    return (f", {spec.propagation} propagation steps precomputed once per graph"
+            if spec.propagation_mode == "precomputed" else "")
+
+
 def audit_link_target(
     target: LinkTarget, members: np.ndarray, non_members: np.ndarray, *,
     kinds: np.ndarray | None = None, protocol: Mapping[str, Any] | None = None,
@@ -386,7 +392,8 @@ def audit_link_target(
     cfg["target_model"] = {"model_class": model_label or type(model).__name__,
                            **iface.to_dict(), "kind": "pair scorer"}
     arch = ({"arch": f"link predictor ({target.spec.encoder} encoder, {target.spec.decoder} "
-                     "decoder)", **target.spec.to_dict()} if target.spec is not None
+                     f"decoder{_mode_label(target.spec)})", **target.spec.to_dict()}
+            if target.spec is not None
             else {"arch": model_label or type(model).__name__, "kind": "pair scorer"})
     summary = TargetSummary(
         architecture=json_safe(arch), defense="none" if ledger is None else ledger.unit.value,

@@ -171,8 +171,10 @@ def link_canary_audit(
     if cfg.attack == "released" and not d.releases_graph:
         raise InvalidConfigError(f"The attack parameter 'released' needs a defense that "
                                  f"releases a graph; {d.name} does not. Valid: auto, score.")
+    # a bipartite split (the user-item graph's default) draws its non-edges by node_type
     esplit = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes, split,
-                                      seed=derive_seed(seed, "split"))
+                                      seed=derive_seed(seed, "split"),
+                                      node_type=graph.get("node_type"))
     rng = np.random.default_rng(derive_seed(seed, "canaries"))
     m = cfg.num_canaries
     pairs = draw_canary_edges(graph, esplit, m, rng)

@@ -436,12 +436,19 @@ def build_task_target(target: TargetSpec, *, seed: int, device: str = "cpu") -> 
         return train_graph_target(gs, defense=d, spec=spec, split=split, dataset=ref,
                                   seed=seed)
     from graphleaks.audit.spec import build_graph
-    from graphleaks.data.edge_splits import EdgeMembershipSplit, EdgeSplitConfig
+    from graphleaks.data.edge_splits import (
+        EdgeMembershipSplit,
+        EdgeSplitConfig,
+        split_params_for_graph,
+    )
 
     spec = link_spec(d.name, target.arch, target.architecture, where="target.architecture")
     graph, ds = build_graph(target)
-    edge_split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes,
-                                          EdgeSplitConfig(**target.split), seed=seed)
+    node_type = graph.get("node_type")  # a user-item graph: bipartite non-edges by default
+    edge_split = EdgeMembershipSplit.draw(
+        graph.edge_index, graph.num_nodes,
+        EdgeSplitConfig(**split_params_for_graph(target.split, node_type)), seed=seed,
+        node_type=node_type)
     return d.fit(graph, edge_split, spec=spec, seed=seed, dataset=ds, device=device)
 
 

@@ -17,7 +17,8 @@ from graphleaks.errors import InvalidConfigError
 #: ``--param`` owner of the link predictor's own fields (``--param link.epochs=50``).
 SPEC_OWNER = "link"
 #: ``--param`` owner of the edge split's fields (``--param split.non_member_sampling=
-#: degree_matched``, ``--param split.bipartite=true``).
+#: degree_matched``; ``split.bipartite`` defaults to true on a graph with ``node_type``,
+#: such as ``--dataset bipartite``, and ``--param split.bipartite=false`` turns it off).
 SPLIT_OWNER = "split"
 
 
@@ -57,7 +58,12 @@ def train_link(
     from graphleaks._validation import validate
     from graphleaks.bundles import save_bundle
     from graphleaks.cli._common import load_graph
-    from graphleaks.data.edge_splits import EDGE_SPLIT_KINDS, EdgeMembershipSplit, EdgeSplitConfig
+    from graphleaks.data.edge_splits import (
+        EDGE_SPLIT_KINDS,
+        EdgeMembershipSplit,
+        EdgeSplitConfig,
+        split_params_for_graph,
+    )
     from graphleaks.defenses.link import link_registry
     from graphleaks.models.link_predictor import ENCODERS, LinkPredictorSpec
 
@@ -113,8 +119,12 @@ def train_link(
         with torch.device("meta"):
             check_edge_private(LinkPredictor(1, spec))  # refused before the graph is read
     graph, ref = load_graph(dataset, data_root, edges, features, labels)
+    node_type = graph.get("node_type")
+    if node_type is not None:  # a user-item graph: one user and one item per non-edge
+        split_cfg = validate(EdgeSplitConfig(**split_params_for_graph(sparams, node_type)),
+                             "edge split")
     split = EdgeMembershipSplit.draw(graph.edge_index, graph.num_nodes, split_cfg, seed=seed,
-                                     node_type=graph.get("node_type"))
+                                     node_type=node_type)
     target = d.fit(graph, split, spec=spec, seed=seed, dataset=ref, device=device)
     save_bundle(target, out, overwrite=overwrite)
     typer.echo(json.dumps({"bundle": str(out), "task": "link", "utility": target.utility,

@@ -35,7 +35,9 @@ The protocol choices an edge audit depends on are config fields, stated in :meth
     validation alike, joins one user and one item, under either sampling (degree-matched:
     the user in proportion to its degree among users, the item among items). Without it a
     uniform non-edge of a user–item graph is often a user–user pair, which no model would
-    ever score as an interaction: a give-away, not a non-member.
+    ever score as an interaction: a give-away, not a non-member. Front ends (``graphleaks
+    train --task link``, audit specs) turn it on by default for a graph with ``node_type``
+    (:func:`split_params_for_graph`); an explicit ``bipartite=False`` is kept.
 
 Edges are sorted int64 pair keys (:mod:`graphleaks.data.pairs`); non-edges are drawn by
 rejection against them, so memory is O(edges), never N×N.
@@ -43,6 +45,7 @@ rejection against them, so memory is O(edges), never N×N.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -406,6 +409,36 @@ class EdgeMembershipSplit:
         }
 
 
+def split_params_for_graph(params: Mapping[str, Any], node_type: object | None
+                           ) -> dict[str, Any]:
+    """Edge-split parameters for one graph: ``bipartite`` defaults to True on a user–item
+    graph (``node_type`` given) unless ``params`` sets it.
+
+    A uniform non-edge of a user–item graph is often a user–user pair, which no recommender
+    would ever score as an interaction, so the plain default would hand the adversary
+    give-away non-members; a caller who wants them anyway says ``bipartite=False``.
+
+    Args:
+        params: ``EdgeSplitConfig`` fields given by the caller.
+        node_type: The graph's ``node_type`` (0 user, 1 item per node), or None.
+
+    Returns:
+        ``params`` with ``bipartite`` filled in when the caller left it out.
+
+    Example:
+        >>> split_params_for_graph({}, [0, 1, 1])
+        {'bipartite': True}
+        >>> split_params_for_graph({"bipartite": False}, [0, 1, 1])
+        {'bipartite': False}
+        >>> split_params_for_graph({}, None)
+        {}
+    """
+    out = dict(params)
+    if node_type is not None:
+        out.setdefault("bipartite", True)
+    return out
+
+
 def _sampler_statement(config: EdgeSplitConfig) -> str:
     """One sentence on how the held-out non-edges were drawn, for reports."""
     sides = " (one user endpoint, one item endpoint)" if config.bipartite else ""
@@ -456,5 +489,5 @@ def _both_directions(pairs: np.ndarray) -> torch.Tensor:
 
 __all__ = [
     "EDGE_SPLIT_KINDS", "HELD_OUT_EDGE", "HELD_OUT_NON_EDGE", "MEMBER", "NON_MEMBER_SAMPLING",
-    "EdgeMembershipSplit", "EdgeSplitConfig",
+    "EdgeMembershipSplit", "EdgeSplitConfig", "split_params_for_graph",
 ]

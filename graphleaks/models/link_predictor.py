@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +38,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from graphleaks._progress import progress
 from graphleaks._validation import validate
@@ -54,10 +57,20 @@ from graphleaks.seeding import derive_seed, torch_seeded
 
 ENCODERS = ("gcn", "sage", "gat", "mlp")
 DECODERS = ("dot", "mlp")
+#: ``full``: the propagation runs on the encoder's output, forward and backward, every step;
+#: ``precomputed``: it runs once per graph on the input features (see LinkPredictorSpec).
+PROPAGATION_MODES = ("full", "precomputed")
 #: Pairs decoded at once in training and scoring: bounds the gathered endpoint rows.
 PAIR_CHUNK = 1 << 18
+#: Pairs per chunk of a precomputed-mode step or scoring. Small on purpose: each chunk's
+#: ``[chunk, width]`` buffers then stay below the allocator's mmap threshold and are reused;
+#: 262,144-pair chunks (86 MB buffers) took fresh zeroed pages every step, and at 100k nodes
+#: spent more CPU in the kernel (26 s) than in the arithmetic (14 s) over 20 steps.
+ROW_CHUNK = 1 << 14
 #: The name of the final node-embedding tap (see :attr:`LinkPredictor.embedding_layers`).
 EMBEDDING_LAYER = "embedding"
+#: The edge list an edge-free encoder (``mlp``) is called with on a subset of rows.
+_NO_EDGES = torch.empty((2, 0), dtype=torch.long)
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,18 @@ class LinkPredictorSpec:
             permutation of the members (a new permutation once all were used), so the
             decoder's work per step is bounded while the encoder still passes over the whole
             graph as sparse products; ``epochs`` and ``patience`` then count steps.
+        propagation_mode: ``full`` (the default above): the propagation acts on the
+            encoder's output, so every training step propagates over the whole graph,
+            forward and backward. ``precomputed`` (SGC/SIGN-style, Wu et al. 2019,
+            https://arxiv.org/abs/1902.07153): the same ``propagation`` APPNP steps act on the
+            input features instead, once per graph (sparse products, no gradient), and the
+            encoder, the norm rescale and the decoder follow; a training step then costs
+            O(batch), not O(edges × width × steps), which is what lets a default audit (the
+            target and every reference model) run on a 10M-edge graph. It is a different
+            model (propagate, then map and rescale), and it needs ``encoder="mlp"``, no
+            ``variational`` and ``edge_dropout = input_dropout = 0``: both redraw the graph
+            or the features every step, which a propagation computed once cannot follow.
+            :meth:`precomputed` gives the defaults in this mode.
     """
 
     encoder: str = field(default="mlp", metadata={"choices": ENCODERS})
@@ -137,15 +162,38 @@ class LinkPredictorSpec:
     input_dropout: float = field(default=0.3, metadata={"range": (0.0, 1.0), "closed": "left"})
     dot_bias: bool = True
     batch_size: int = field(default=65_536, metadata={"range": (0, 2**31 - 1)})
+    propagation_mode: str = field(default="full", metadata={"choices": PROPAGATION_MODES})
 
     def check(self) -> None:
-        """Cross-field rule: hidden widths are positive integers."""
+        """Cross-field rules: hidden widths are positive integers; a precomputed propagation
+        has a linear-or-MLP encoder and nothing that redraws its input every step."""
         if len(self.hidden) > MAX_LAYERS or any(
                 (not isinstance(h, int)) or isinstance(h, bool) or not 1 <= h <= MAX_HIDDEN
                 for h in self.hidden):
             raise InvalidConfigError(
                 f"The hidden parameter of LinkPredictorSpec must be at most {MAX_LAYERS} "
                 f"integers in [1, {MAX_HIDDEN}]. Got {str(self.hidden)[:80]} instead.")
+        if self.propagation_mode == "precomputed":
+            clash = [f for f, bad in (("encoder=mlp", self.encoder != "mlp"),
+                                      ("variational=false", self.variational),
+                                      ("edge_dropout=0", self.edge_dropout > 0),
+                                      ("input_dropout=0", self.input_dropout > 0)) if bad]
+            if clash:
+                raise InvalidConfigError(
+                    "The propagation_mode parameter of LinkPredictorSpec is precomputed, which "
+                    "propagates the input features once per graph; it also needs "
+                    f"{', '.join(clash)}: set them (e.g. --param link.edge_dropout=0), or use "
+                    "propagation_mode=full")
+
+    @classmethod
+    def precomputed(cls, **overrides: Any) -> LinkPredictorSpec:
+        """The default spec with ``propagation_mode="precomputed"`` and the two dropouts it
+        cannot run (``edge_dropout``, ``input_dropout``) set to 0; ``overrides`` replace any
+        field."""
+        fields: dict[str, Any] = dict(propagation_mode="precomputed", edge_dropout=0.0,
+                                      input_dropout=0.0)
+        fields.update(overrides)
+        return cls(**fields)
 
     @classmethod
     def gae(cls, *, variational: bool = False, **overrides: Any) -> LinkPredictorSpec:
@@ -187,7 +235,11 @@ class DotDecoder(nn.Module):
 
     def forward(self, z: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
         """One logit per row of ``pairs`` (``[P, 2]``)."""
-        out = (z[pairs[:, 0]] * z[pairs[:, 1]]).sum(dim=-1)
+        return self.pair_logits(z[pairs[:, 0]], z[pairs[:, 1]])
+
+    def pair_logits(self, zu: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
+        """One logit per row of the endpoint embeddings ``zu``, ``zv`` (``[P, d]`` each)."""
+        out = (zu * zv).sum(dim=-1)
         return out if self.bias is None else out + self.bias
 
 
@@ -202,7 +254,11 @@ class MLPDecoder(nn.Module):
 
     def forward(self, z: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:
         """One logit per row of ``pairs`` (``[P, 2]``)."""
-        h = F.relu(self.lin1(z[pairs[:, 0]] * z[pairs[:, 1]]))
+        return self.pair_logits(z[pairs[:, 0]], z[pairs[:, 1]])
+
+    def pair_logits(self, zu: torch.Tensor, zv: torch.Tensor) -> torch.Tensor:
+        """One logit per row of the endpoint embeddings ``zu``, ``zv`` (``[P, d]`` each)."""
+        h = F.relu(self.lin1(zu * zv))
         h = F.dropout(h, p=self.dropout, training=self.training)
         return self.lin2(h).squeeze(-1)
 
@@ -227,6 +283,10 @@ class LinkPredictor(nn.Module):
         # validation and scoring reuse the member graph, which must not be rebuilt each time
         self._adjacency = _NormalizedAdjacency()
         self._eval_adjacency = _NormalizedAdjacency()
+        # precomputed mode: the propagated features of the last (features, graph) seen,
+        # weakly keyed as _NormalizedAdjacency is, so a new or modified tensor is recomputed
+        self._features_key: tuple[Any, ...] | None = None
+        self._features: torch.Tensor | None = None
         self.decoder: nn.Module = (DotDecoder(spec.dot_bias) if spec.decoder == "dot" else
                                    MLPDecoder(spec.embedding_dim, spec.decoder_hidden,
                                               spec.dropout))
@@ -236,9 +296,54 @@ class LinkPredictor(nn.Module):
         """Named layers a white-box attack may read: hidden activations, then embeddings."""
         return (*(f"encoder.{n}" for n in self.encoder.embedding_layers), EMBEDDING_LAYER)
 
+    @property
+    def precomputed(self) -> bool:
+        """Whether the propagation acts once per graph on the input features."""
+        return self.spec.propagation_mode == "precomputed"
+
+    @torch.no_grad()
+    def propagated_features(self, x: torch.Tensor, edge_index: torch.Tensor) -> torch.Tensor:
+        """``propagation`` APPNP steps on the input features over ``edge_index`` (the
+        precomputed mode's input), remembered for the last features and graph given."""
+        key = (x._version, edge_index._version, tuple(x.shape), tuple(edge_index.shape))
+        k = self._features_key
+        if k is not None and k[0]() is x and k[1]() is edge_index and k[2:] == key \
+                and self._features is not None:
+            return self._features
+        self._features = None  # let the old one go before building the new one
+        h0 = x if x.is_floating_point() else x.float()
+        h, alpha = h0, self.spec.teleport
+        if self.spec.propagation > 0:
+            # Â alone, built here and dropped after: no Âᵀ (no backward through it) and no
+            # cached matrices per model (about 0.25 GB each at 10M edges, times every
+            # reference model of an audit)
+            a = _normalized_adjacency(edge_index, int(x.shape[0]), h0.dtype)
+            for _ in range(self.spec.propagation):
+                h = torch.sparse.mm(a, h)
+                if alpha > 0:
+                    h = (1 - alpha) * h + alpha * h0
+            del a
+        self._features = h
+        self._features_key = (weakref.ref(x), weakref.ref(edge_index), *key)
+        return h
+
+    def embed_rows(self, features: torch.Tensor) -> torch.Tensor:
+        """Precomputed mode: the embeddings of the nodes whose propagated features are the
+        rows given (each node's embedding depends on its own row only)."""
+        mu = self.encoder(features, _NO_EDGES.to(features.device))[:, :self.spec.embedding_dim]
+        if self.spec.embedding_norm > 0:
+            mu = F.normalize(mu, dim=1) * self.spec.embedding_norm
+        return self.embedding(mu)
+
     def encode_distribution(self, x: torch.Tensor, edge_index: torch.Tensor
                             ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Embedding means and (VGAE only) log-stds, before the ``embedding`` tap."""
+        if self.precomputed:
+            mu = self.encoder(self.propagated_features(x, edge_index), edge_index)
+            mu = mu[:, :self.spec.embedding_dim]
+            if self.spec.embedding_norm > 0:
+                mu = F.normalize(mu, dim=1) * self.spec.embedding_norm
+            return mu, None
         if self.spec.input_dropout > 0:
             x = F.dropout(x, p=self.spec.input_dropout, training=self.training)
         h = self.encoder(x, edge_index)
@@ -322,11 +427,56 @@ def link_scores(model: nn.Module, x: torch.Tensor, edge_index: torch.Tensor,
     """The model's logits for ``pairs`` in eval mode, as a float64 numpy array."""
     model.eval()
     p = torch.as_tensor(np.asarray(pairs, dtype=np.int64)).reshape(-1, 2).to(x.device)
+    if isinstance(model, LinkPredictor) and model.precomputed:
+        return _row_scores(model, model.propagated_features(x, edge_index), p).double().numpy()
     if p.shape[0] <= PAIR_CHUNK or not isinstance(model, LinkPredictor):
         return model(x, edge_index, p).detach().cpu().double().numpy()
     z = model.encode(x, edge_index)  # once, then the pairs chunk by chunk
     return torch.cat([model.decode(z, p[i:i + PAIR_CHUNK])
                       for i in range(0, len(p), PAIR_CHUNK)]).cpu().double().numpy()
+
+
+def _normalized_adjacency(edge_index: torch.Tensor, num_nodes: int,
+                          dtype: torch.dtype) -> torch.Tensor:
+    """GCN's ``Â = D^-1/2 (A + I) D^-1/2`` of ``edge_index`` as CSR (the full mode's matrix)."""
+    ei, w = gcn_norm(edge_index, None, num_nodes, add_self_loops=True, dtype=dtype)
+    # PyG's flow is source_to_target: out[target] += w · h[source]
+    a = torch.sparse_coo_tensor(ei.flip(0), w, (num_nodes, num_nodes),
+                                check_invariants=True).coalesce()
+    del ei, w
+    with warnings.catch_warnings():  # torch flags CSR as beta; the product is stable
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support")
+        return a.to_sparse_csr()
+
+
+def _row_logits(model: LinkPredictor, features: torch.Tensor,
+                pairs: torch.Tensor) -> torch.Tensor:
+    """Precomputed mode: logits of ``pairs`` from their endpoints' rows only, O(pairs).
+
+    Features no wider than the embeddings are gathered per endpoint and embedded there: the
+    gather is of constants, so the backward pass has no scatter into an N-row gradient (the
+    scatter of a gathered embedding cost about 0.4 CPU-s per 170k-pair step). Wider
+    features (Cora's 1,433) embed each distinct endpoint once instead.
+    """
+    p = pairs.long()
+    decoder: Any = model.decoder
+    if features.shape[1] <= model.spec.embedding_dim:
+        return decoder.pair_logits(model.embed_rows(features[p[:, 0]]),
+                                   model.embed_rows(features[p[:, 1]]))
+    nodes, local = torch.unique(p, return_inverse=True)
+    return model.decode(model.embed_rows(features[nodes]), local.reshape(-1, 2))
+
+
+@torch.no_grad()
+def _row_scores(model: LinkPredictor, features: torch.Tensor, pairs: torch.Tensor,
+                chunk: int | None = None) -> torch.Tensor:
+    """:func:`_row_logits` in eval mode, ``chunk`` pairs at a time, on the CPU."""
+    model.eval()
+    chunk = chunk or ROW_CHUNK
+    if len(pairs) == 0:
+        return torch.empty(0)
+    return torch.cat([_row_logits(model, features, pairs[i:i + chunk]).cpu()
+                      for i in range(0, len(pairs), chunk)])
 
 
 def held_out_link_auc(model: nn.Module, x: torch.Tensor, split: EdgeMembershipSplit) -> float:
@@ -352,7 +502,9 @@ def train_link_predictor(
     non-edges, scored on the member graph) picks the kept epoch; without validation pairs
     the last epoch is kept. Batches walk through a seeded permutation of the members (seed
     ``batches``), drawn only when there is more than one batch, so full-batch training
-    consumes exactly the random numbers it always did.
+    consumes exactly the random numbers it always did. A ``precomputed`` model propagates
+    the features once over the member graph; each step then decodes the batch's endpoint
+    rows only (see :attr:`LinkPredictorSpec.propagation_mode`).
 
     Args:
         model: The link predictor.
@@ -373,6 +525,9 @@ def train_link_predictor(
     Returns:
         A :class:`LinkTrainingLog`.
     """
+    if model.precomputed and edge_dropout > 0:
+        raise InvalidConfigError("edge_dropout must be 0 for a link predictor whose "
+                                 "propagation is precomputed (propagation_mode=precomputed)")
     dev = x.device
     mp = split.message_passing_edge_index().to(dev)
     # int32 node ids where they fit: the member list is the largest array training keeps
@@ -392,6 +547,9 @@ def train_link_predictor(
     has_val = len(split.val_edges) > 0 and len(split.val_non_edges) > 0
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     best_auc, best_epoch, best_state = -math.inf, 0, None
+    # precomputed mode: one propagation of the features over the member graph, then every
+    # step (and every validation) reads the endpoints' rows only
+    features = model.propagated_features(x, mp) if model.precomputed else None
     epoch = 0
     with torch_seeded(derive_seed(seed, "torch")):
         bar = True if show_progress else None  # None: a bar only inside a progress display
@@ -411,20 +569,15 @@ def train_link_predictor(
             target = torch.cat([torch.ones(len(batch), device=dev),
                                 torch.zeros(len(neg), device=dev)])
             opt.zero_grad()
-            graph = mp if edge_dropout == 0 else _dropped_graph(pos, edge_dropout, drop_rng)
-            mu, logstd = model.encode_distribution(x, graph)
-            z = mu if logstd is None else mu + torch.randn_like(mu) * logstd.exp()
-            z = model.embedding(z)
-            # d(loss)/dz through the decoder, chunk by chunk; then one pass through the encoder
-            surrogate = (z * _decoder_gradient(model, z, pairs, target, pair_chunk)).sum()
-            if logstd is not None:
-                kl = -0.5 * torch.mean(torch.sum(
-                    1 + 2 * logstd - mu ** 2 - logstd.exp() ** 2, dim=1))
-                surrogate = surrogate + kl / x.shape[0]
-            surrogate.backward()
+            if features is not None:
+                _row_step(model, features, pairs, target, pair_chunk)
+            else:
+                graph = mp if edge_dropout == 0 else _dropped_graph(pos, edge_dropout, drop_rng)
+                _full_step(model, x, graph, pairs, target, pair_chunk)
             opt.step()
             if not has_val:
                 continue
+            # precomputed mode: link_scores reads the features propagated above (same tensors)
             val_auc = auc(link_scores(model, x, mp, val_pairs), val_labels)
             if val_auc > best_auc:
                 best_auc, best_epoch = val_auc, epoch
@@ -436,6 +589,31 @@ def train_link_predictor(
     model.eval()
     return LinkTrainingLog(epochs_run=epoch, best_epoch=best_epoch or epoch,
                            best_val_auc=best_auc if has_val else None)
+
+
+def _full_step(model: LinkPredictor, x: torch.Tensor, graph: torch.Tensor, pairs: torch.Tensor,
+               target: torch.Tensor, chunk: int) -> None:
+    """Gradients of one step that encodes every node on ``graph`` (the ``full`` mode)."""
+    mu, logstd = model.encode_distribution(x, graph)
+    z = mu if logstd is None else mu + torch.randn_like(mu) * logstd.exp()
+    z = model.embedding(z)
+    # d(loss)/dz through the decoder, chunk by chunk; then one pass through the encoder
+    surrogate = (z * _decoder_gradient(model, z, pairs, target, chunk)).sum()
+    if logstd is not None:
+        kl = -0.5 * torch.mean(torch.sum(
+            1 + 2 * logstd - mu ** 2 - logstd.exp() ** 2, dim=1))
+        surrogate = surrogate + kl / x.shape[0]
+    surrogate.backward()
+
+
+def _row_step(model: LinkPredictor, features: torch.Tensor, pairs: torch.Tensor,
+              target: torch.Tensor, chunk: int) -> None:
+    """Gradients of one precomputed-mode step: the batch's endpoint rows only."""
+    chunk = min(chunk, ROW_CHUNK)
+    for start in range(0, len(pairs), chunk):
+        sl = slice(start, start + chunk)
+        F.binary_cross_entropy_with_logits(_row_logits(model, features, pairs[sl]), target[sl],
+                                           reduction="sum").div(len(pairs)).backward()
 
 
 def _decoder_gradient(model: LinkPredictor, z: torch.Tensor, pairs: torch.Tensor,
@@ -479,7 +657,8 @@ def fit_link_predictor(
 
 
 __all__ = [
-    "DECODERS", "EMBEDDING_LAYER", "ENCODERS", "DotDecoder", "LinkPredictor", "LinkPredictorSpec",
-    "LinkTrainingLog", "MLPDecoder", "draw_training_negatives", "fit_link_predictor",
-    "held_out_link_auc", "link_scores", "train_link_predictor",
+    "DECODERS", "EMBEDDING_LAYER", "ENCODERS", "PROPAGATION_MODES", "ROW_CHUNK", "DotDecoder",
+    "LinkPredictor", "LinkPredictorSpec", "LinkTrainingLog", "MLPDecoder",
+    "draw_training_negatives", "fit_link_predictor", "held_out_link_auc", "link_scores",
+    "train_link_predictor",
 ]

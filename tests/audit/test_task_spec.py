@@ -121,3 +121,17 @@ def test_split_tables_reach_the_targets() -> None:
         "train_frac": 0.3, "val_frac": 0.2}}, "audit": {"n_bootstrap": 20}}))
     sizes = graph.report.target.split_sizes
     assert (sizes["train"], sizes["test"]) == (12, 20)  # of 40 graphs: 30 % members, 50 % out
+
+
+def test_link_spec_on_the_bipartite_dataset_draws_user_item_non_edges() -> None:
+    """A spec's link target on ``dataset = "bipartite"`` gets bipartite non-edges without
+    ``split.bipartite = true`` (the graph has ``node_type``); ``false`` still turns it off."""
+    from graphleaks.audit.task_spec import build_task_target
+
+    for split, want in (({}, True), ({"bipartite": False}, False)):
+        spec = parse_spec({"target": {"task": "link", "dataset": "bipartite",
+                                      "architecture": {"epochs": 1}, "split": split}})
+        t = build_task_target(spec.target, seed=0)
+        item = t.graph.node_type.numpy().astype(bool)
+        one_each = item[t.split.held_out_non_edges].sum(axis=1) == 1
+        assert t.split.config.bipartite is want and bool(one_each.all()) is want

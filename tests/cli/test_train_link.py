@@ -50,6 +50,26 @@ def test_train_link_bipartite_dataset(tmp_path):
     assert r.exit_code == 2 and "link target" in r.output
 
 
+@pytest.mark.parametrize("extra,bipartite", [([], True),
+                                               (["--param", "split.bipartite=false"], False)])
+def test_bipartite_dataset_draws_user_item_non_edges_by_default(tmp_path, extra, bipartite):
+    """``--dataset bipartite`` needs no ``split.bipartite=true``; an explicit false still
+    draws plain uniform non-edges (user-user pairs among them)."""
+    out = tmp_path / "b"
+    r = runner.invoke(app, ["train", "--task", "link", "--dataset", "bipartite",
+                            "--epochs", "1", *extra, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    t = load_bundle(out)
+    item = t.graph.node_type.numpy().astype(bool)
+    one_each = item[t.split.held_out_non_edges].sum(axis=1) == 1
+    assert t.split.config.bipartite is bipartite and bool(one_each.all()) is bipartite
+    rec = t.split.record()
+    assert rec["bipartite"] is bipartite
+    assert ("one user endpoint, one item endpoint" in rec["non_member_sampler"]) is bipartite
+    # (the audit copies this record and its sampler sentence into the report's edge_protocol:
+    # tests/audit/test_link_audit.py)
+
+
 @pytest.mark.parametrize("args,match", [
     (["--defense", "lpgnn"], "not a defense for the link task"),
     (["--defense", "edgerand", "--epsilon", "0"], "epsilon"),
