@@ -72,6 +72,9 @@ def test_shadow_attack_runs_and_is_a_probability(memorising):
     r = run_graph_attack(graph_registry.get("graph_shadow_mia")(**FAST["graph_shadow_mia"]),
                          memorising, seed=0)
     assert r.threshold == 0.5 and ((0 <= r.scores) & (r.scores <= 1)).all()
+    # the shadow's fit is stated: its 0.5 threshold transfers only if it fits as the target
+    fit = [n for n in r.notes if n.startswith("shadow model accuracy: ")]
+    assert len(fit) == 1 and "on its members" in fit[0] and "on its non-members" in fit[0]
 
 
 def test_target_that_never_saw_the_candidates_gives_no_signal(unseen):
