@@ -224,10 +224,13 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         out["train_cpu_s"] = time.process_time() - c0
         out["train_wall_s"] = time.perf_counter() - w0
         out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        # epochs run and best epoch: a cost per epoch, and whether early stopping ran longer
+        out["training"] = dict(target.training)
         out["per_attack"] = per_attack
         _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
                         "train_wall_s": out["train_wall_s"],
-                        "train_peak_rss_mib": out["train_peak_rss_mib"]})
+                        "train_peak_rss_mib": out["train_peak_rss_mib"],
+                        "training": out["training"]})
         _time_each_attack(per_attack)
         if step == "audit":
             report = run_audit(target, seed=0, n_bootstrap=n_bootstrap)
