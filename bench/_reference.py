@@ -8,12 +8,14 @@ divided by the reference's CPU is its cost in *reference units*, a figure that c
 across machines and loads far better than seconds.
 
 Every bench line also records where it came from: the commit (``git rev-parse --short
-HEAD`` of the graphleaks that was imported, with a dirty flag), the command line and the
-settings that shape the figures (threads, versions).
+HEAD`` of the graphleaks that was imported, with a dirty flag, read when this module is
+first imported so that a commit made while a long run goes on does not relabel it), the
+command line and the settings that shape the figures (threads, versions).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import subprocess
@@ -35,24 +37,38 @@ def _git(args: list[str], cwd: Path) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+def _checkout_at_start() -> tuple[str, bool | None, str]:
+    """Commit, dirty flag and folder of the checkout holding the graphleaks to be imported.
+
+    Found without importing graphleaks (``PYTHONPATH`` may point elsewhere than the bench's
+    own folder); ``"unknown"`` outside a git checkout.
+    """
+    spec = importlib.util.find_spec("graphleaks")
+    if spec is None or spec.origin is None:
+        return "unknown", None, "unknown"
+    root = Path(spec.origin).resolve().parent.parent
+    commit = _git(["rev-parse", "--short", "HEAD"], root) or "unknown"
+    status = _git(["status", "--porcelain", "--untracked-files=no"], root)
+    return commit, None if status is None else bool(status), str(root)
+
+
+# Read once, when the bench starts: HEAD read at the end of a run of an hour would name a
+# commit made while it ran.
+_COMMIT, _DIRTY, _ROOT = _checkout_at_start()
+
+
 def provenance(settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Commit, dirty flag, command and settings of this bench run.
 
-    The commit is that of the checkout holding the graphleaks actually imported (which
-    ``PYTHONPATH`` may point elsewhere than the bench's own folder), ``"unknown"`` outside
-    a git checkout.
+    The commit and dirty flag are those of the checkout holding the graphleaks imported,
+    as they were when this module was first imported (the start of the bench).
     """
     import torch
 
-    import graphleaks
-
-    root = Path(graphleaks.__file__).resolve().parent.parent
-    commit = _git(["rev-parse", "--short", "HEAD"], root) or "unknown"
-    status = _git(["status", "--porcelain", "--untracked-files=no"], root)
     return {
-        "commit": commit,
-        "dirty": None if status is None else bool(status),
-        "graphleaks": str(root),
+        "commit": _COMMIT,
+        "dirty": _DIRTY,
+        "graphleaks": _ROOT,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "settings": {
             "torch_threads": torch.get_num_threads(),

@@ -68,8 +68,8 @@ def run_link_scores_audit(
     ps = load_pair_scores(scores, output=scores_output)
     members = read_edge_pairs(m.members, "member edge")
     non_members = read_edge_pairs(m.non_members, "non-member pair")
-    config = {"scores": str(scores), "members": str(m.members),
-              "non_members": str(m.non_members), "scores_output": scores_output,
+    config = {"scores": scores.name, "members": m.members.name,
+              "non_members": m.non_members.name, "scores_output": scores_output,
               "n_bootstrap": budgets.n_bootstrap}
     output.before_work()
     with progress_display(output.bars):

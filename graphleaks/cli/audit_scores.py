@@ -122,8 +122,8 @@ def run_scores_audit(
     if names:  # a named attack the scores cannot serve: refused before any work
         objs, _ = scores_only_attacks(names, the_suite, params)
         require_all(objs, target.capabilities(), TARGET_KIND)
-    config = {"scores": str(scores), "members": str(m.members),
-              "non_members": str(m.non_members) if m.non_members else "every other scored node",
+    config = {"scores": scores.name, "members": m.members.name,
+              "non_members": m.non_members.name if m.non_members else "every other scored node",
               "scores_output": scores_output, "attacks": names or "all applicable",
               "suite": the_suite.name, "n_bootstrap": budgets.n_bootstrap,
               **o.file_names(labels=labels, score_ids=score_ids)}
@@ -175,8 +175,8 @@ def run_graph_scores_audit(
                                  "set); string ids are not supported with --task graph")
     member_ids = read_node_ids(m.members)
     non_member_ids = read_node_ids(m.non_members) if m.non_members is not None else None
-    config = {"scores": str(scores), "members": str(m.members),
-              "non_members": str(m.non_members) if m.non_members else "every other scored graph",
+    config = {"scores": scores.name, "members": m.members.name,
+              "non_members": m.non_members.name if m.non_members else "every other scored graph",
               "scores_output": scores_output, "n_bootstrap": n_bootstrap,
               **o.file_names(labels=labels, score_ids=score_ids)}
     output.before_work()

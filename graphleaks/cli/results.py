@@ -57,14 +57,19 @@ def results(
     else:
         lines = [f"runs: {counts['done']} done, {counts['pending']} pending, "
                  f"{counts['failed']} failed"]
-        head = ["defense", "epsilon", "attack", "seed", "status", *metrics, "test_acc"]
+        flat = [flat_row(r, metrics) for r in rows]
+        # a link predictor has no accuracy: its utility is its test link AUC, shown in its
+        # own column when a row has one
+        utility = ["test_accuracy"] + (["test_link_auc"] if any(
+            f["test_link_auc"] is not None for f in flat) else [])
+        head = ["defense", "epsilon", "attack", "seed", "status", *metrics, "test_acc",
+                *utility[1:]]
         table = [head]
-        for r in rows:
-            f = flat_row(r, metrics)
+        for f in flat:
             table.append([str(f["defense"]), "-" if f["epsilon"] is None else f"{f['epsilon']:g}",
                           str(f["attack"]), str(f["seed"]), str(f["status"])]
                          + ["-" if f[m] is None else f"{f[m]:.3f}" for m in metrics]
-                         + ["-" if f["test_accuracy"] is None else f"{f['test_accuracy']:.3f}"])
+                         + ["-" if f[u] is None else f"{f[u]:.3f}" for u in utility])
         widths = [max(len(row[i]) for row in table) for i in range(len(head))]
         lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
                   for row in table]

@@ -16,7 +16,7 @@ export, a score column alone) is refused in one line: a pair's score needs its p
 from __future__ import annotations
 
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -142,7 +142,8 @@ def load_pair_scores(path: str | Path, *, output: str = "logits") -> PairScores:
         raise DataError(f"score file {p} is {size} bytes, over the "
                         f"{MAX_PAIR_SCORE_FILE_BYTES}-byte limit; export only the member and "
                         "non-member pairs")
-    return PAIR_SCORE_READERS.read(p, output=output)
+    ps = PAIR_SCORE_READERS.read(p, output=output)
+    return replace(ps, source=f"score file {p.name}")  # the report records the name only
 
 
 def _load_table(p: Path, output: str) -> PairScores:

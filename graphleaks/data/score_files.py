@@ -19,7 +19,7 @@ Every problem is one :class:`DataError` line naming the file or argument and the
 from __future__ import annotations
 
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -237,7 +237,10 @@ def load_scores(
     if size > MAX_SCORE_FILE_BYTES:
         raise DataError(f"score file {p} is {size} bytes, over the {MAX_SCORE_FILE_BYTES}-byte "
                         "limit; export only the member and non-member rows")
-    return SCORE_READERS.read(p, output=output, labels=labels, node_ids=node_ids)
+    ns = SCORE_READERS.read(p, output=output, labels=labels, node_ids=node_ids)
+    # messages above named the whole path; the report records the name only (where the
+    # file lies is the user's, not evidence)
+    return replace(ns, source=f"score file {p.name}")
 
 
 def _own_labels(p: Path, labels: str | Path | None, node_ids: str | Path | None) -> None:

@@ -118,6 +118,7 @@ def test_api_pt2_and_scores_only_give_the_same_scores(setup, pt2_run, tmp_path):
                                  *QUICK, "--out", str(tmp_path / "scores")])
     assert r.exit_code == 0, r.output
     only = _csv_scores(tmp_path / "scores" / "scores.csv")
+    assert str(d) not in (tmp_path / "scores" / "report.json").read_text()  # names only
     _same(api, pt2)
     _same(api, only)
     cli = load_report(pt2_run / "report.json")

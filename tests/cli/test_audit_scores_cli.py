@@ -46,6 +46,9 @@ def test_scores_audit_writes_report_and_check_gates_it(export, tmp_path):
     [a] = data["attacks"]
     assert a["attack"] == "confidence_mia" and a["metrics"]["binary"]["auc"]["ci"][0] > 0.5
     assert "epsilon_lower_bound" in a["metrics"]
+    # the files it was handed are named, never where they lie
+    assert str(export) not in (out / "report.json").read_text()
+    assert data["config"]["scores"] == "scores.npz"
     # the gate reads the report like any other: an overfit model fails auc <= 0.55
     failed = CliRunner().invoke(app, ["check", str(out / "report.json"), "--max", "auc=0.55"])
     assert failed.exit_code == 3, failed.output

@@ -140,3 +140,18 @@ def test_link_sweep_on_ray_gives_the_rows_of_the_process_backend(tmp_path, monke
     assert {r["task"] for r in rows} == {"link"}
     assert [tuple(r[c] for c in RESULT_COLUMNS) for r in rows] == \
         [tuple(r[c] for c in RESULT_COLUMNS) for r in _rows(local)]
+
+
+def test_results_table_shows_a_link_predictors_utility(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from graphleaks.cli import app
+
+    spec = {**LINK, "sweep": {"defenses": ["none"], "seeds": [0]}}
+    run_sweep(parse_sweep_spec(spec), tmp_path / "l.sqlite")
+    r = CliRunner().invoke(app, ["results", str(tmp_path / "l.sqlite")])
+    assert r.exit_code == 0, r.output
+    head, row = r.stdout.splitlines()[1:3]
+    assert head.split()[-2:] == ["test_acc", "test_link_auc"]
+    # no accuracy for a link predictor; its held-out link AUC instead
+    assert row.split()[-2] == "-" and 0.0 <= float(row.split()[-1]) <= 1.0

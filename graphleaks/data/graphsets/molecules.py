@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -253,7 +254,8 @@ def read_smiles(path: str | Path, *, on_invalid: OnInvalid = "refuse",
             name = " ".join(cells[2:]) if len(cells) > 2 else f"line {number}"
             records.append((mol, cells[1], Chem.MolToSmiles(mol), name))
             _check_count(records, what)
-    return _assemble(records, what, skipped, bond_features=bond_features)
+    gs = _assemble(records, what, skipped, bond_features=bond_features)
+    return replace(gs, source=f"SMILES file {p.name}")  # the report records the name only
 
 
 def read_sdf(path: str | Path, *, label_field: str = "label", on_invalid: OnInvalid = "refuse",
@@ -305,7 +307,8 @@ def read_sdf(path: str | Path, *, label_field: str = "label", on_invalid: OnInva
             records.append((mol, mol.GetProp(label_field).strip(), Chem.MolToSmiles(mol),
                             title or f"record {number}"))
             _check_count(records, what)
-    return _assemble(records, what, skipped, bond_features=bond_features, classes=classes)
+    gs = _assemble(records, what, skipped, bond_features=bond_features, classes=classes)
+    return replace(gs, source=f"SD file {p.name}")  # the report records the name only
 
 
 #: Formats of a graph-set file (molecules); each reader takes ``on_invalid=`` and
