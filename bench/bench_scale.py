@@ -54,6 +54,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -193,6 +194,8 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     """The link task's ``link_audit`` step in this process (see the module docstring)."""
     import dataclasses
 
+    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
+
     import torch
 
     from graphleaks.audit import write_report
@@ -264,6 +267,7 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
 def child(size: int, step: str, n_bootstrap: int, epochs: int,
           avg_degree: float = 10) -> dict[str, object]:
     """Run one step in this process and return its figures (called in a fresh process)."""
+    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
     import torch
 
     from graphleaks.attacks import registry as attacks
