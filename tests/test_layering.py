@@ -14,7 +14,8 @@ layer       modules
 ground      errors, seeding, versions, ``_io``, ``_arrays``, ``_outputs``, ``_limits``,
             ``_display``, ``_readers``, ``_progress``, ``_registry``, ``_tables``,
             ``_params`` (field typing), ``_validation``, ``_plugin`` (the plug-in base),
-            ``_executor`` (local or Ray map of an audit's model trainings)
+            ``_executor`` (local or Ray map of an audit's model trainings),
+            ``_process`` (the command line's start-up and shutdown costs)
 records     metrics, privacy, threat (never importing one another)
 data        data
 models      models (targets, training, DP-SGD)
@@ -53,7 +54,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "graphleaks._display", "graphleaks._readers", "graphleaks._progress",
                 "graphleaks._registry", "graphleaks._tables", "graphleaks._params",
                 "graphleaks._validation", "graphleaks._plugin",
-                "graphleaks._executor")),
+                "graphleaks._executor", "graphleaks._process")),
     ("records", ("graphleaks.metrics", "graphleaks.privacy", "graphleaks.threat")),
     ("data", ("graphleaks.data",)),
     ("models", ("graphleaks.models",)),

@@ -215,6 +215,15 @@ register("serve", _serve.serve)
 
 def main() -> None:
     """Console entry point: one-line errors, documented exit codes."""
+    # PyG imports torch._dynamo eagerly (about 1 CPU-s); this process loads it on first use
+    from graphleaks._process import claimed, defer_dynamo
+
+    defer_dynamo()
+    with claimed("graphleaks.cli.main"):  # its collector is ours: see graphleaks._process
+        _main()
+
+
+def _main() -> None:
     try:
         code = app(standalone_mode=False)
         # With standalone_mode off, click returns the code of a typer.Exit instead of exiting.

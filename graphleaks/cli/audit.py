@@ -16,6 +16,7 @@ import typer
 
 from graphleaks._outputs import REPORT, check_output_dir
 from graphleaks._params import config_record
+from graphleaks._process import frozen_imports
 from graphleaks._progress import progress_display
 from graphleaks.cli import options as o
 from graphleaks.cli._common import defense_params, resolve_cli_params
@@ -91,11 +92,12 @@ def run_target_audit(
     Raises:
         InvalidConfigError: For options a bundle cannot use, or bad values (before any work).
     """
-    from graphleaks.audit.runner import audit_with_scores, train_target
-    from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
-    from graphleaks.bundles import load_bundle
-    from graphleaks.models.gnn import ArchitectureSpec
-    from graphleaks.plugins import architecture_owner
+    with frozen_imports():  # torch and PyG, no data yet: later collections skip them
+        from graphleaks.audit.runner import audit_with_scores, train_target
+        from graphleaks.audit.suite import applicable_attacks, build_attack, get_suite
+        from graphleaks.bundles import load_bundle
+        from graphleaks.models.gnn import ArchitectureSpec
+        from graphleaks.plugins import architecture_owner
 
     the_suite = get_suite(budgets.suite)  # bad names fail before any work
     if bundle is not None:  # a link or graph bundle is audited with its own task's attacks
