@@ -26,6 +26,13 @@ a size (a capped n² step) is recorded with its one-line refusal. Exponents of C
 peak RSS against size are fitted by least squares on log-log axes over the sizes that
 finished; with only two sizes the "fit" is the slope between them.
 
+``--cpu-budget SECONDS`` and ``--rss-limit-mib MIB`` stop a child cleanly when its process
+CPU time or its resident memory (polled every half second, so a single large allocation can
+overshoot it) passes the limit: its row then has status ``stopped: ...`` naming the phase
+that was running (graph, training or the attack) and the CPU and RSS reached, with the
+figures of every phase that finished, and no exponent uses it. ``--avg-degree`` sets the
+CSBM's degree (default 10; ogbn-products' size is ``--sizes 2450000 --avg-degree 25``).
+
 ``--task link`` (node remains the default) runs the link task instead, on the same seeded
 CSBM graphs (about 10 edges per node): step ``link_audit`` draws the default edge split, trains
 graphleaks' default link predictor through the ``none`` link defense (what ``graphleaks train
@@ -54,6 +61,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -61,6 +69,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -77,6 +86,64 @@ def all_steps() -> list[str]:
 
     return (["audit", "full"] + [f"attack:{a}" for a in attacks.names()]
             + [f"defense:{d}" for d in defenses.names() if d != "none"])
+
+
+#: What the child is doing now, and its row so far: the budget guard reports them.
+_NOW: dict[str, Any] = {"phase": "imports", "out": None, "w0": time.perf_counter()}
+
+
+def _rss_now_mib() -> float:
+    """Resident memory of this process now (MiB), from ``/proc`` (0 where unreadable)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _guard(cpu_budget: float | None, rss_limit_mib: float | None) -> None:
+    """Stop this child cleanly once its CPU time or resident memory passes its limit.
+
+    A daemon thread polls both every half second. On a breach it prints the child's row so
+    far with status ``stopped: ...`` naming the running phase and the figures reached,
+    appends the same to the progress file, and ends the process (exit 0, so the parent
+    reads the row rather than a crash).
+    """
+    if cpu_budget is None and rss_limit_mib is None:
+        return
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            cpu, rss = time.process_time(), _rss_now_mib()
+            if cpu_budget is not None and cpu > cpu_budget:
+                why = f"CPU budget of {cpu_budget:g} s reached"
+            elif rss_limit_mib is not None and rss > rss_limit_mib:
+                why = f"RSS limit of {rss_limit_mib:g} MiB reached"
+            else:
+                continue
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            phase = str(_NOW["phase"])
+            status = (f"stopped: {why} during {phase} (CPU {cpu:.1f} s, RSS {rss:.0f} MiB, "
+                      f"peak RSS {peak:.0f} MiB)")
+            row: dict[str, Any] = {}
+            for _ in range(5):  # the main thread may be adding a figure just now
+                try:
+                    row = json.loads(json.dumps(_NOW["out"] or {}))
+                    break
+                except RuntimeError:
+                    time.sleep(0.01)
+            row.update({"status": status, "stopped_in": phase, "cpu_s": cpu,
+                        "wall_s": time.perf_counter() - _NOW["w0"], "peak_rss_mib": peak,
+                        "rss_at_stop_mib": rss,
+                        "provenance": provenance({"size": row.get("size"), "step": row.get("step"),
+                                                  "cpu_budget": cpu_budget,
+                                                  "rss_limit_mib": rss_limit_mib})})
+            _progress_line({"stopped_in": phase, "status": status})
+            print(json.dumps(row), flush=True)
+            os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="bench-guard").start()
 
 
 def _progress_line(row: dict[str, object]) -> None:
@@ -117,8 +184,9 @@ def _wrap_progress(module: Any, per_attack: dict[str, dict[str, float]]) -> None
     def timed(items: Any, **kw: Any) -> Any:
         for item in plain(items, **kw):
             c, w = time.process_time(), time.perf_counter()
-            yield item
             name = str(getattr(item, "name", item))
+            _NOW["phase"] = f"attack {name}"
+            yield item
             per_attack[name] = {
                 "cpu_s": round(time.process_time() - c, 3),
                 "wall_s": round(time.perf_counter() - w, 3),
@@ -140,9 +208,12 @@ def link_spec_overrides(items: list[str] | None) -> dict[str, Any]:
 
 
 def link_child(size: int, step: str, n_bootstrap: int | None,
-               epochs: int | None, params: list[str] | None = None) -> dict[str, object]:
+               epochs: int | None, params: list[str] | None = None,
+               avg_degree: float = 10) -> dict[str, object]:
     """The link task's ``link_audit`` step in this process (see the module docstring)."""
     import dataclasses
+
+    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
 
     import torch
 
@@ -158,11 +229,13 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     out: dict[str, object] = {"task": "link", "size": size, "step": step, "base_rss_mib":
                               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     per_attack: dict[str, dict[str, float]] = {}
+    _NOW.update(out=out, phase="graph", w0=w0)
     try:
         if step != "link_audit":
             raise SystemExit(f"unknown link step {step!r}; the link task has: link_audit")
-        g = csbm(size, num_classes=4, num_features=32, avg_degree=10, seed=0)
+        g = csbm(size, num_classes=4, num_features=32, avg_degree=avg_degree, seed=0)
         out["edges"] = int(g.edge_index.size(1))
+        _NOW["phase"] = "training"
         split = EdgeMembershipSplit.draw(g.edge_index, g.num_nodes, seed=0)
         out["split_cpu_s"] = time.process_time() - c0
         defense = link_registry.get("none")()
@@ -183,6 +256,7 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
                         "training": out["training"]})
         _time_each_edge_attack(per_attack)
         run = audit_trained_link_target(target, seed=0, n_bootstrap=n_bootstrap)
+        _NOW["phase"] = "report writing"
         with tempfile.TemporaryDirectory() as d:  # the CLI's files: json, md, html, scores
             write_report(run.report, Path(d) / "report", html=True, scores=run.tables)
         out["auc"] = {a.attack: (None if a.metrics.binary is None
@@ -195,6 +269,7 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     out["cpu_s"] = time.process_time() - c0
     out["wall_s"] = time.perf_counter() - w0
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    _NOW["phase"] = "the reference workload"
     ref = reference_cpu(seed=0)
     out.update(ref)
     out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
@@ -204,12 +279,15 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
         f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
     out["provenance"] = provenance({"task": "link", "size": size, "step": step,
                                     "n_bootstrap": n_bootstrap, "epochs": epochs,
-                                    "params": list(params or [])})
+                                    "params": list(params or []),
+                                    "avg_degree": avg_degree})
     return out
 
 
-def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, object]:
+def child(size: int, step: str, n_bootstrap: int, epochs: int,
+          avg_degree: float = 10) -> dict[str, object]:
     """Run one step in this process and return its figures (called in a fresh process)."""
+    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
     import torch
 
     from graphleaks.attacks import registry as attacks
@@ -225,9 +303,11 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
     out: dict[str, object] = {"size": size, "step": step, "base_rss_mib":
                               resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
     per_attack: dict[str, dict[str, float]] = {}
+    _NOW.update(out=out, phase="graph", w0=w0)
     try:
-        g = csbm(size, num_classes=4, num_features=32, avg_degree=10, seed=0)
+        g = csbm(size, num_classes=4, num_features=32, avg_degree=avg_degree, seed=0)
         out["edges"] = int(g.edge_index.size(1))
+        _NOW["phase"] = "training"
         spec = ArchitectureSpec(epochs=epochs)
         defense = step.split(":", 1)[1] if step.startswith("defense:") else "none"
         names: list[str] = []
@@ -243,10 +323,13 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         out["train_cpu_s"] = time.process_time() - c0
         out["train_wall_s"] = time.perf_counter() - w0
         out["train_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        # epochs run and best epoch: a cost per epoch, and whether early stopping ran longer
+        out["training"] = dict(target.training)
         out["per_attack"] = per_attack
         _progress_line({"size": size, "step": step, "train_cpu_s": out["train_cpu_s"],
                         "train_wall_s": out["train_wall_s"],
-                        "train_peak_rss_mib": out["train_peak_rss_mib"]})
+                        "train_peak_rss_mib": out["train_peak_rss_mib"],
+                        "training": out["training"]})
         _time_each_attack(per_attack)
         if step == "audit":
             report = run_audit(target, seed=0, n_bootstrap=n_bootstrap)
@@ -255,6 +338,7 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
         else:
             report = None
         if report is not None:
+            _NOW["phase"] = "report writing"
             with tempfile.TemporaryDirectory() as d:
                 write_report(report, d)
             out["auc"] = {a.attack: (None if a.metrics.binary is None
@@ -272,6 +356,7 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     # figures that travel: the reference workload in this same process, after the step (so
     # the step's peak RSS is its own), and every CPU figure again in reference units
+    _NOW["phase"] = "the reference workload"
     ref = reference_cpu(seed=0)
     out.update(ref)
     out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
@@ -280,7 +365,7 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int) -> dict[str, obje
     for f in per_attack_of(out).values():
         f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
     out["provenance"] = provenance({"size": size, "step": step, "n_bootstrap": n_bootstrap,
-                                    "epochs": epochs})
+                                    "epochs": epochs, "avg_degree": avg_degree})
     return out
 
 
@@ -299,6 +384,10 @@ def run_step(size: int, step: str, args: argparse.Namespace) -> dict[str, object
         cmd += ["--epochs", str(args.epochs)]
     for item in args.param or []:
         cmd += ["--param", item]
+    for flag, value in (("--cpu-budget", args.cpu_budget), ("--rss-limit-mib", args.rss_limit_mib),
+                        ("--avg-degree", args.avg_degree)):
+        if value is not None:
+            cmd += [flag, str(value)]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     if args.out:
         env["BENCH_SCALE_PROGRESS"] = f"{args.out}.progress"
@@ -401,19 +490,28 @@ def main() -> None:
                    help="link task: a LinkPredictorSpec field of the target (and so of its "
                         "references), e.g. link.propagation_mode=precomputed; repeatable")
     p.add_argument("--timeout", type=int, default=3600, help="seconds per step")
+    p.add_argument("--cpu-budget", type=float, default=None,
+                   help="process CPU seconds per step; past it the step stops, naming its phase")
+    p.add_argument("--rss-limit-mib", type=float, default=None,
+                   help="resident MiB per step; past it the step stops, naming its phase")
+    p.add_argument("--avg-degree", type=float, default=None,
+                   help="the CSBM's average degree (default 10)")
     p.add_argument("--out", type=Path, default=None, help="JSON lines, appended as they end")
     p.add_argument("--report", type=Path, nargs="+", default=None,
                    help="only print the table of these JSON-lines files")
     p.add_argument("--child", nargs=2, default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
+        _guard(args.cpu_budget, args.rss_limit_mib)
+        degree = 10 if args.avg_degree is None else args.avg_degree
         if args.task == "link":
             print(json.dumps(link_child(int(args.child[0]), args.child[1], args.n_bootstrap,
-                                        args.epochs, args.param)), flush=True)
+                                        args.epochs, args.param, degree)), flush=True)
             return
         print(json.dumps(child(int(args.child[0]), args.child[1],
                                1000 if args.n_bootstrap is None else args.n_bootstrap,
-                               200 if args.epochs is None else args.epochs)), flush=True)
+                               200 if args.epochs is None else args.epochs, degree)),
+              flush=True)
         return
     if args.report:
         rows = [json.loads(ln) for f in args.report for ln in f.read_text().splitlines() if ln]

@@ -7,6 +7,7 @@ import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -79,6 +80,31 @@ class ArchitectureSpec:
         if unknown:
             raise InvalidConfigError(f"unknown architecture field {unknown[0]!r}")
         return validate(cls(**d))
+
+
+def _dropout(h: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """Inverted dropout of ``h`` (as ``F.dropout``) with a cheaper mask draw on the CPU.
+
+    torch's CPU ``bernoulli_`` costs about 10 ns an element: at p = 0.5 on a 100k × 64
+    hidden layer it was 0.07 CPU-s an epoch, half of a GCN's training. At p = 0.5 every
+    bit of a random int64 is a fair coin, so one 64-bit draw serves 64 elements (0.01
+    CPU-s forward and backward, against 0.12 with ``F.dropout``); other rates compare
+    uniforms with ``p``. The mask is Bernoulli(1 - p) per element as before, but a
+    different draw from the same seeded generator, so a trained model differs from one
+    trained with ``F.dropout``; runs remain reproducible at a fixed seed.
+    """
+    if not training or p == 0.0 or h.device.type != "cpu" or p >= 1.0:
+        return F.dropout(h, p=p, training=training)
+    if p == 0.5:
+        words = -(-h.numel() // 64)
+        bits = torch.randint(-2**63, 2**63 - 1, (words,), dtype=torch.int64)
+        keep = torch.from_numpy(
+            np.unpackbits(bits.numpy().view(np.uint8), count=h.numel()).view(np.bool_)
+        ).view(h.shape)
+    else:
+        keep = torch.rand(h.shape, dtype=torch.float32) >= p
+    # a float mask: multiplying by a bool one promotes per element, forward and backward
+    return h * keep.to(h.dtype).mul_(1.0 / (1.0 - p))
 
 
 def _conv(spec: ArchitectureSpec, in_dim: int, out_dim: int, last: bool) -> nn.Module:
@@ -263,7 +289,7 @@ class GNN(nn.Module):
         outs = []
         h = x
         for i, layer in enumerate(self.layers):
-            h = F.dropout(h, p=self.spec.dropout, training=self.training) if i > 0 else h
+            h = _dropout(h, self.spec.dropout, self.training) if i > 0 else h
             h = self._layer_forward(layer, h, edge_index, first=i == 0)
             if i < len(self.layers) - 1:
                 h = self.hidden_out[i](F.relu(h))

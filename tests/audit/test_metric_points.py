@@ -13,9 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
+import torch.nn.functional as F
 
 from graphleaks.audit import run_audit, train_target
 from graphleaks.data.synthetic import csbm
+from graphleaks.models import gnn
 from graphleaks.models.gnn import ArchitectureSpec
 
 GOLDEN = Path(__file__).parent / "data" / "points_9f96238.json"
@@ -23,9 +25,13 @@ GOLDEN = Path(__file__).parent / "data" / "points_9f96238.json"
 
 @pytest.fixture(scope="module")
 def report():  # type: ignore[no-untyped-def]
-    g = csbm(1200, num_classes=3, num_features=16, avg_degree=8, seed=0)
-    t = train_target(g, seed=0, spec=ArchitectureSpec(epochs=30))
-    return run_audit(t, ["confidence_mia", "graph_reconstruction"], seed=0, n_bootstrap=50)
+    # The models train with torch's own dropout draw, as at 9f96238: the GNN's cheaper mask
+    # draw (issue 29) trains other models, and this test pins the metrics, not the training.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gnn, "_dropout", lambda h, p, training: F.dropout(h, p=p, training=training))
+        g = csbm(1200, num_classes=3, num_features=16, avg_degree=8, seed=0)
+        t = train_target(g, seed=0, spec=ArchitectureSpec(epochs=30))
+        return run_audit(t, ["confidence_mia", "graph_reconstruction"], seed=0, n_bootstrap=50)
 
 
 def _points(a):  # type: ignore[no-untyped-def]

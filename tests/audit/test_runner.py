@@ -96,3 +96,17 @@ def test_a_one_sided_challenge_is_skipped_by_the_default_audit_and_refused_by_na
     report = run_audit(t, seed=0, n_bootstrap=20, suite="quick")
     assert "confidence_mia" in report.config["skipped_attacks"]
     assert "confidence_mia" not in [a.attack for a in report.attacks]
+
+
+def test_an_audit_without_tables_reports_the_same(trained_target):
+    # run_audit keeps no candidate table per attack (memory at 1M nodes); the slices and
+    # exposure it reports are read from each table before it goes
+    from graphleaks.audit.runner import audit_with_scores
+
+    kept = audit_with_scores(trained_target, ["confidence_mia"], seed=0, n_bootstrap=50)
+    dropped = audit_with_scores(trained_target, ["confidence_mia"], seed=0, n_bootstrap=50,
+                                keep_tables=False)
+    assert len(kept.tables) == 1 and dropped.tables == ()
+    a, b = kept.report.attacks[0], dropped.report.attacks[0]
+    assert a.metrics == b.metrics and a.exposure == b.exposure
+    assert a.metrics.slices  # the comparison covers the per-slice metrics
