@@ -213,7 +213,8 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     """The link task's ``link_audit`` step in this process (see the module docstring)."""
     import dataclasses
 
-    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
+    # before torch allocates, as the CLI does (graphleaks._process)
+    importlib.import_module("graphleaks._process").prefer_huge_pages()
 
     import torch
 
@@ -287,7 +288,8 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
 def child(size: int, step: str, n_bootstrap: int, epochs: int,
           avg_degree: float = 10) -> dict[str, object]:
     """Run one step in this process and return its figures (called in a fresh process)."""
-    importlib.import_module("graphleaks")  # before torch, as in the CLI: its THP setting
+    # before torch allocates, as the CLI does (graphleaks._process)
+    importlib.import_module("graphleaks._process").prefer_huge_pages()
     import torch
 
     from graphleaks.attacks import registry as attacks

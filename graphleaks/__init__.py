@@ -9,17 +9,8 @@ The main entry points:
 * :func:`graphleaks.bundles.save_bundle` / :func:`graphleaks.bundles.load_bundle` store targets.
 """
 
-import os as _os
 from importlib import metadata as _metadata
 from typing import Any as _Any
-
-# torch's CPU allocator maps each large tensor afresh, and the kernel then faults it in 4 KiB
-# page by page: a 1M-node audit spent 344 of its 863 CPU-s in the kernel (205M page faults;
-# 5 of 145 s at 100k). With transparent huge pages on tensors over 2 MiB, torch's own
-# switch, a 300k-node GCN's training fell from 67 to 34 CPU-s with the same peak RSS and
-# the same weights. It takes effect only when set before torch allocates (graphleaks
-# imported first, as the CLI does); an explicit THP_MEM_ALLOC_ENABLE=0 is kept.
-_os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
 
 try:
     __version__ = _metadata.version("graphleaks")

@@ -25,7 +25,15 @@ functions), and once more at exit. It changes no result: reference counting
 still frees every object as before, and collections of everything created afterwards run
 as before.
 
-The command line calls both (:func:`graphleaks.cli.main`, and ``graphleaks audit`` once its
+**Huge pages.** torch's CPU allocator maps each large tensor afresh, and the kernel then
+faults it in 4 KiB page by page: a 1M-node audit spent 344 of its 863 CPU-s in the kernel
+(205M page faults; 5 of 145 s at 100k). With transparent huge pages on tensors over 2 MiB
+(torch's own switch, ``THP_MEM_ALLOC_ENABLE=1``), a 300k-node GCN's training fell from 67 to
+34 CPU-s with the same peak RSS and the same weights. :func:`prefer_huge_pages` sets it
+unless the environment already says otherwise; it takes effect only before torch's first
+allocation, and child processes (sweep workers) inherit it.
+
+The command line calls all three (:func:`graphleaks.cli.main`, and ``graphleaks audit`` once its
 libraries are in); the library does not touch the import system or the collector of the
 programs that import it.
 """
@@ -42,7 +50,11 @@ import sys
 from collections.abc import Iterator, Sequence
 from types import ModuleType
 
-__all__ = ["DEFERRED", "claimed", "defer", "defer_dynamo", "freeze_heap", "frozen_imports"]
+__all__ = ["DEFERRED", "HUGE_PAGES", "claimed", "defer", "defer_dynamo", "freeze_heap",
+           "frozen_imports", "prefer_huge_pages"]
+
+#: torch's switch for transparent huge pages on large CPU tensors.
+HUGE_PAGES = "THP_MEM_ALLOC_ENABLE"
 
 #: The module whose execution :func:`defer_dynamo` defers.
 DEFERRED = "torch._dynamo"
@@ -84,6 +96,20 @@ def defer(name: str) -> bool:
                                   for f in sys.meta_path):
         return False
     sys.meta_path.insert(0, _DeferOnce(name))
+    return True
+
+
+def prefer_huge_pages() -> bool:
+    """Ask torch for transparent huge pages on large CPU tensors; False if already decided.
+
+    An explicit ``THP_MEM_ALLOC_ENABLE`` in the environment (``0`` included) is kept. Call
+    it before torch allocates anything.
+    """
+    import os
+
+    if HUGE_PAGES in os.environ:
+        return False
+    os.environ[HUGE_PAGES] = "1"
     return True
 
 

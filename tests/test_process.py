@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,3 +92,20 @@ def test_frozen_imports_pause_the_collector_and_freeze_after(
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+def test_huge_pages_are_asked_for_unless_the_environment_decided(monkeypatch) -> None:
+    monkeypatch.delenv(_process.HUGE_PAGES, raising=False)
+    assert _process.prefer_huge_pages() is True
+    assert os.environ[_process.HUGE_PAGES] == "1"
+    monkeypatch.setenv(_process.HUGE_PAGES, "0")  # the user's explicit choice is kept
+    assert _process.prefer_huge_pages() is False
+    assert os.environ[_process.HUGE_PAGES] == "0"
+
+
+def test_importing_graphleaks_leaves_the_environment_alone() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "THP_MEM_ALLOC_ENABLE"}
+    out = subprocess.run([sys.executable, "-c", "import os, graphleaks; "
+                          "print(os.environ.get('THP_MEM_ALLOC_ENABLE'))"],
+                         env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None"
