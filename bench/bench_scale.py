@@ -196,6 +196,27 @@ def _wrap_progress(module: Any, per_attack: dict[str, dict[str, float]]) -> None
     module.progress = timed
 
 
+def _finish_row(out: dict[str, Any], c0: float, w0: float,
+                settings: dict[str, Any]) -> dict[str, Any]:
+    """A child's row completed: its CPU, wall and peak RSS, the same in reference units, and
+    its provenance with ``settings``."""
+    out["cpu_s"] = time.process_time() - c0
+    out["wall_s"] = time.perf_counter() - w0
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    # figures that travel: the reference workload in this same process, after the step (so
+    # the step's peak RSS is its own), and every CPU figure again in reference units
+    _NOW["phase"] = "the reference workload"
+    ref = reference_cpu(seed=0)
+    out.update(ref)
+    out["units"] = in_units(float(out["cpu_s"]), ref)
+    if "train_cpu_s" in out:
+        out["train_units"] = in_units(float(out["train_cpu_s"]), ref)
+    for f in per_attack_of(out).values():
+        f["units"] = in_units(f["cpu_s"], ref)
+    out["provenance"] = provenance(settings)
+    return out
+
+
 def link_spec_overrides(items: list[str] | None) -> dict[str, Any]:
     """``--param link.FIELD=VALUE`` items as typed :class:`LinkPredictorSpec` overrides."""
     from graphleaks._params import Owner, parse_param_items, resolve_params
@@ -267,22 +288,9 @@ def link_child(size: int, step: str, n_bootstrap: int | None,
     except GraphleaksError as exc:
         out["status"] = "refused"
         out["message"] = str(exc)
-    out["cpu_s"] = time.process_time() - c0
-    out["wall_s"] = time.perf_counter() - w0
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    _NOW["phase"] = "the reference workload"
-    ref = reference_cpu(seed=0)
-    out.update(ref)
-    out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
-    if "train_cpu_s" in out:
-        out["train_units"] = in_units(float(out["train_cpu_s"]), ref)  # type: ignore[arg-type]
-    for f in per_attack_of(out).values():
-        f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
-    out["provenance"] = provenance({"task": "link", "size": size, "step": step,
-                                    "n_bootstrap": n_bootstrap, "epochs": epochs,
-                                    "params": list(params or []),
-                                    "avg_degree": avg_degree})
-    return out
+    return _finish_row(out, c0, w0, {"task": "link", "size": size, "step": step,
+                                      "n_bootstrap": n_bootstrap, "epochs": epochs,
+                                      "params": list(params or []), "avg_degree": avg_degree})
 
 
 def child(size: int, step: str, n_bootstrap: int, epochs: int,
@@ -353,22 +361,8 @@ def child(size: int, step: str, n_bootstrap: int, epochs: int,
     except GraphleaksError as exc:
         out["status"] = "refused"
         out["message"] = str(exc)
-    out["cpu_s"] = time.process_time() - c0
-    out["wall_s"] = time.perf_counter() - w0
-    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    # figures that travel: the reference workload in this same process, after the step (so
-    # the step's peak RSS is its own), and every CPU figure again in reference units
-    _NOW["phase"] = "the reference workload"
-    ref = reference_cpu(seed=0)
-    out.update(ref)
-    out["units"] = in_units(float(out["cpu_s"]), ref)  # type: ignore[arg-type]
-    if "train_cpu_s" in out:
-        out["train_units"] = in_units(float(out["train_cpu_s"]), ref)  # type: ignore[arg-type]
-    for f in per_attack_of(out).values():
-        f["units"] = in_units(f["cpu_s"], ref)  # type: ignore[assignment]
-    out["provenance"] = provenance({"size": size, "step": step, "n_bootstrap": n_bootstrap,
-                                    "epochs": epochs, "avg_degree": avg_degree})
-    return out
+    return _finish_row(out, c0, w0, {"size": size, "step": step, "n_bootstrap": n_bootstrap,
+                                      "epochs": epochs, "avg_degree": avg_degree})
 
 
 def per_attack_of(row: dict[str, Any]) -> dict[str, dict[str, float]]:
