@@ -45,7 +45,7 @@ from graphleaks.data.edge_splits import (
 from graphleaks.data.pair_score_files import PairScores
 from graphleaks.data.pairs import contains, edge_keys, pair_keys, undirected_pairs
 from graphleaks.errors import CapabilityError, DataError, InvalidConfigError
-from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec
+from graphleaks.models.link_predictor import LinkPredictor, LinkPredictorSpec, held_out_link_auc
 from graphleaks.models.pair_scorer import LinkTarget, PairScorer
 from graphleaks.privacy.ledger import PrivacyLedger
 from graphleaks.report.edge_scores import (
@@ -539,8 +539,6 @@ def audit_link_split(
     graph, dropping the queried pairs when ``member_edges_in_inference_graph`` is False.
     The report's utility is the test link AUC (held-out edges vs held-out non-edges).
     """
-    from graphleaks.models.link_predictor import held_out_link_auc
-
     graph = Data(x=x, edge_index=split.inference_edge_index(), num_nodes=split.num_nodes)
     if node_type is not None:
         graph.node_type = torch.as_tensor(node_type)

@@ -29,6 +29,7 @@ from graphleaks._progress import progress
 from graphleaks.attacks.edge_membership.base import LinkTargetView
 from graphleaks.attacks.lira_mia import _paired_halves
 from graphleaks.data.edge_splits import EdgeMembershipSplit
+from graphleaks.data.pairs import contains, pair_keys
 from graphleaks.models.link_predictor import (
     LinkPredictor,
     LinkPredictorSpec,
@@ -74,8 +75,6 @@ class EdgeReferences:
         return hit[1].copy()
 
     def _logits(self, x: torch.Tensor, pairs: np.ndarray, *, drop_queried: bool) -> np.ndarray:
-        from graphleaks.data.pairs import contains, pair_keys
-
         n = int(x.shape[0])
         out = np.empty((len(self.models), len(pairs)))
         qkeys = np.unique(pair_keys(pairs, n)) if drop_queried else None
